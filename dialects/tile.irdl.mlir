@@ -1,0 +1,306 @@
+// The tile dialect: tile primitives over buffers that carry a memory scope and a layout.
+//
+// This file is the single definition of the dialect. tilemlir loads it into every Context it
+// makes; `mlir-opt --irdl-file=dialects/tile.irdl.mlir` loads the same file. IRDL ops print and
+// parse in generic form only, e.g.
+//
+//   "tile.gemm"(%d, %a, %b, %d) <{alpha = 1.0 : f32, beta = 0.0 : f32, scope = "warp",
+//       transpose_a = false, transpose_b = false}> : (!tile.buf<...>, ...) -> ()
+//
+// Buffers. A value of type
+//   !tile.buf<array<i64: 16, 8>, f32, "local", #tile.layout<"S[(2, 8, 4, 2):(2, 4@laneid, 1@laneid, 1)]">>
+// is a logical 16x8 f32 tile held in registers ("local"), distributed over the lanes of a warp as
+// the layout says (see tilemlir/layout for the layout text form). Scopes are the memory spaces:
+// "global", "shared", "local" (registers) and "tmem" (Blackwell tensor memory). A buffer value is a
+// window into storage: tile.slice and tile.view make new windows, tile.storage exposes the raw
+// storage (an LLVM pointer, or the i32 TMEM address) once dispatch needs it.
+//
+// Primitives (copy, copy_async, gemm, gemm_async, cast, fill) carry an execution `scope`
+// ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute
+// `dispatch` naming the variant to use. The tile-dispatch pass replaces each primitive with the
+// IR of the best variant registered for it, or reports why none applies. Synchronisation ops
+// (barriers, fences, elect, TMEM allocation) are dispatched the same way, so that an instruction
+// the target lacks is a diagnostic, never an LLVM abort.
+
+irdl.dialect @tile {
+  // ---------------------------------------------------------------- attributes and types
+  irdl.attribute @layout {
+    %text = irdl.base "#builtin.string"
+    irdl.parameters(text: %text)
+  }
+
+  irdl.type @buf {
+    %shape = irdl.base "#builtin.dense_array"
+    %elem = irdl.any
+    %global = irdl.is "global"
+    %shared = irdl.is "shared"
+    %local = irdl.is "local"
+    %tmem = irdl.is "tmem"
+    %scope = irdl.any_of(%global, %shared, %local, %tmem)
+    %layout = irdl.base @tile::@layout
+    irdl.parameters(shape: %shape, elem: %elem, scope: %scope, layout: %layout)
+  }
+
+  // ---------------------------------------------------------------- buffers
+  // A global-memory buffer at a pointer (a kernel parameter).
+  irdl.operation @global {
+    %p = irdl.base "!llvm.ptr"
+    %b = irdl.base @tile::@buf
+    irdl.operands(pointer: %p)
+    irdl.results(buffer: %b)
+  }
+
+  // Registers: per-thread storage sized by the layout's memory span.
+  irdl.operation @alloc_local {
+    %b = irdl.base @tile::@buf
+    irdl.results(buffer: %b)
+  }
+
+  // Shared memory at a fixed byte offset of the kernel's dynamic shared memory (the pool).
+  irdl.operation @alloc_shared {
+    %off = irdl.base "#builtin.integer"
+    %b = irdl.base @tile::@buf
+    irdl.attributes { "offset" = %off }
+    irdl.results(buffer: %b)
+  }
+
+  // Tensor memory at the address tcgen05.alloc returned.
+  irdl.operation @tmem {
+    %addr = irdl.is i32
+    %b = irdl.base @tile::@buf
+    irdl.operands(address: %addr)
+    irdl.results(buffer: %b)
+  }
+
+  // A rectangular window: offsets are the static `static_offsets`, where an entry equal to
+  // INT64_MIN takes the next dynamic index operand (as in memref.subview).
+  irdl.operation @slice {
+    %src = irdl.base @tile::@buf
+    %idx = irdl.is index
+    %offs = irdl.base "#builtin.dense_array"
+    %b = irdl.base @tile::@buf
+    irdl.operands(source: %src, offsets: variadic %idx)
+    irdl.attributes { "static_offsets" = %offs }
+    irdl.results(result: %b)
+  }
+
+  // The same storage seen with another shape and layout (the result type says which).
+  irdl.operation @view {
+    %src = irdl.base @tile::@buf
+    %b = irdl.base @tile::@buf
+    irdl.operands(source: %src)
+    irdl.results(result: %b)
+  }
+
+  // The raw storage of a root buffer: an LLVM pointer (global, shared, local) or the i32 TMEM
+  // address. Built by the lowerings; tile-materialize replaces it with the real storage.
+  irdl.operation @storage {
+    %src = irdl.base @tile::@buf
+    %m = irdl.any
+    irdl.operands(source: %src)
+    irdl.results(storage: %m)
+  }
+
+  // The address of one element (for mbarriers and TMEM-address slots in shared memory).
+  irdl.operation @addr {
+    %src = irdl.base @tile::@buf
+    %idx = irdl.is index
+    %p = irdl.base "!llvm.ptr"
+    irdl.operands(source: %src, indices: variadic %idx)
+    irdl.results(pointer: %p)
+  }
+
+  // ---------------------------------------------------------------- primitives
+  irdl.operation @copy {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src)
+    irdl.attributes { "scope" = %scope }
+  }
+
+  irdl.operation @copy_async {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %bar = irdl.base "!llvm.ptr"
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, barrier: optional %bar)
+    irdl.attributes { "scope" = %scope }
+  }
+
+  // D = alpha * op(A) . op(B) + beta * C, op transposing when transpose_a / transpose_b.
+  irdl.operation @gemm {
+    %d = irdl.base @tile::@buf
+    %a = irdl.base @tile::@buf
+    %b = irdl.base @tile::@buf
+    %c = irdl.base @tile::@buf
+    %alpha = irdl.base "#builtin.float"
+    %beta = irdl.base "#builtin.float"
+    %true = irdl.is true
+    %false = irdl.is false
+    %ta = irdl.any_of(%true, %false)
+    %tb = irdl.any_of(%true, %false)
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(d: %d, a: %a, b: %b, c: %c)
+    irdl.attributes { "alpha" = %alpha, "beta" = %beta, "transpose_a" = %ta,
+                      "transpose_b" = %tb, "scope" = %scope }
+  }
+
+  // D (+)= A . B^T issued asynchronously on the tensor cores (tcgen05 or wgmma); `accum` (i1)
+  // says whether D's old value is accumulated into. B is stored N x K, as in the seeds.
+  irdl.operation @gemm_async {
+    %d = irdl.base @tile::@buf
+    %a = irdl.base @tile::@buf
+    %b = irdl.base @tile::@buf
+    %accum = irdl.is i1
+    %group = irdl.base "#builtin.integer"
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(d: %d, a: %a, b: %b, accum: %accum)
+    irdl.attributes { "cta_group" = %group, "scope" = %scope }
+  }
+
+  irdl.operation @cast {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src)
+    irdl.attributes { "scope" = %scope }
+  }
+
+  irdl.operation @fill {
+    %dst = irdl.base @tile::@buf
+    %value = irdl.any
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, value: %value)
+    irdl.attributes { "scope" = %scope }
+  }
+
+  // ---------------------------------------------------------------- synchronisation
+  irdl.operation @cta_sync {
+  }
+
+  irdl.operation @elect_sync {
+    %p = irdl.is i1
+    irdl.results(elected: %p)
+  }
+
+  // kind: "proxy_async_shared" (generic-proxy writes visible to the async proxy) or
+  // "mbarrier_init" (barrier initialisation visible to the cluster).
+  irdl.operation @fence {
+    %proxy = irdl.is "proxy_async_shared"
+    %init = irdl.is "mbarrier_init"
+    %kind = irdl.any_of(%proxy, %init)
+    irdl.attributes { "kind" = %kind }
+  }
+
+  irdl.operation @mbarrier_init {
+    %bar = irdl.base "!llvm.ptr"
+    %count = irdl.is i32
+    irdl.operands(barrier: %bar, count: %count)
+  }
+
+  irdl.operation @mbarrier_arrive {
+    %bar = irdl.base "!llvm.ptr"
+    irdl.operands(barrier: %bar)
+  }
+
+  irdl.operation @mbarrier_arrive_expect_tx {
+    %bar = irdl.base "!llvm.ptr"
+    %bytes = irdl.is i32
+    irdl.operands(barrier: %bar, bytes: %bytes)
+  }
+
+  // Blocks until the barrier's phase with the given parity has completed.
+  irdl.operation @mbarrier_wait {
+    %bar = irdl.base "!llvm.ptr"
+    %phase = irdl.is i32
+    irdl.operands(barrier: %bar, phase: %phase)
+  }
+
+  // ---------------------------------------------------------------- tensor memory (tcgen05)
+  // Allocates `ncols` TMEM columns and writes their address to `dst` (shared memory).
+  irdl.operation @tmem_alloc {
+    %dst = irdl.base "!llvm.ptr"
+    %ncols = irdl.base "#builtin.integer"
+    %group = irdl.base "#builtin.integer"
+    irdl.operands(dst: %dst)
+    irdl.attributes { "ncols" = %ncols, "cta_group" = %group }
+  }
+
+  irdl.operation @tmem_relinquish {
+    %group = irdl.base "#builtin.integer"
+    irdl.attributes { "cta_group" = %group }
+  }
+
+  irdl.operation @tmem_dealloc {
+    %addr = irdl.is i32
+    %ncols = irdl.base "#builtin.integer"
+    %group = irdl.base "#builtin.integer"
+    irdl.operands(address: %addr)
+    irdl.attributes { "ncols" = %ncols, "cta_group" = %group }
+  }
+
+  // Makes `barrier` track the completion of the tcgen05 operations this thread issued.
+  irdl.operation @tcgen05_commit {
+    %bar = irdl.base "!llvm.ptr"
+    %group = irdl.base "#builtin.integer"
+    irdl.operands(barrier: %bar)
+    irdl.attributes { "cta_group" = %group }
+  }
+
+  // Waits for this thread's outstanding tcgen05.ld ("ld") or tcgen05.st ("st").
+  irdl.operation @tcgen05_wait {
+    %ld = irdl.is "ld"
+    %st = irdl.is "st"
+    %kind = irdl.any_of(%ld, %st)
+    irdl.attributes { "kind" = %kind }
+  }
+
+  // ---------------------------------------------------------------- async groups (cp.async, wgmma)
+  // Closes the group of async operations this thread issued ("cp_async" or "wgmma").
+  irdl.operation @async_commit {
+    %cp = irdl.is "cp_async"
+    %wg = irdl.is "wgmma"
+    %kind = irdl.any_of(%cp, %wg)
+    irdl.attributes { "kind" = %kind }
+  }
+
+  // Waits until at most `pending` committed groups of that kind are still in flight.
+  irdl.operation @async_wait {
+    %cp = irdl.is "cp_async"
+    %wg = irdl.is "wgmma"
+    %kind = irdl.any_of(%cp, %wg)
+    %pending = irdl.base "#builtin.integer"
+    irdl.attributes { "kind" = %kind, "pending" = %pending }
+  }
+}

@@ -1,0 +1,83 @@
+"""The tile buffer type, `!tile.buf<shape, elem, scope, layout>`, seen from Python.
+
+IRDL types have no Python accessors for their parameters, so the type is read back from its
+(deterministic) printed form; the result is cached per type.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilemlir.layout import TileLayout, from_attr_text, to_attr_text
+
+SCOPES = ("global", "shared", "local", "tmem")
+
+_BUF_RE = re.compile(
+    r'^!tile\.buf<array<i64(?::\s*(?P<shape>[-0-9,\s]*))?>,\s*(?P<elem>.+?),\s*'
+    r'"(?P<scope>global|shared|local|tmem)",\s*(?P<layout>#tile\.layout<.*>)>$')
+
+
+@dataclass(frozen=True)
+class BufferType:
+    """A tile of `shape` elements of `elem`, living in `scope`, placed by `layout`."""
+    shape: tuple[int, ...]
+    elem: ir.Type
+    scope: str
+    layout: TileLayout
+
+    @property
+    def elem_bits(self) -> int:
+        return element_bits(self.elem)
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
+    def describe(self) -> str:
+        """Short human form for diagnostics: `16x8xf32 in local`."""
+        return "x".join(str(d) for d in self.shape) + f"x{self.elem} in {self.scope}"
+
+
+def element_bits(t: ir.Type) -> int:
+    if isinstance(t, ir.IntegerType):
+        return ir.IntegerType(t).width
+    if isinstance(t, ir.FloatType):
+        return ir.FloatType(t).width
+    if isinstance(t, ir.IndexType):
+        return 64
+    raise ValueError(f"no bit width for element type {t}")
+
+
+def is_buffer_type(t: ir.Type) -> bool:
+    return str(t).startswith("!tile.buf<")
+
+
+@functools.lru_cache(maxsize=4096)
+def _parse(text: str, ctx_id: int) -> tuple:
+    m = _BUF_RE.match(text)
+    if m is None:
+        raise ValueError(f"not a tile buffer type: {text}")
+    shape = tuple(int(x) for x in m.group("shape").split(",")) if m.group("shape") else ()
+    return shape, m.group("elem"), m.group("scope"), from_attr_text(m.group("layout"))
+
+
+def parse_buffer_type(t: ir.Type) -> BufferType:
+    shape, elem, scope, layout = _parse(str(t), id(t.context))
+    with t.context:
+        return BufferType(shape, ir.Type.parse(elem), scope, layout)
+
+
+def buffer_type(shape, elem: ir.Type, scope: str, layout: TileLayout) -> ir.Type:
+    """Builds `!tile.buf<...>` in the current Context."""
+    if scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
+    dims = ", ".join(str(int(d)) for d in shape)
+    shape_text = f"array<i64: {dims}>" if dims else "array<i64>"
+    return ir.Type.parse(f'!tile.buf<{shape_text}, {elem}, "{scope}", {to_attr_text(layout)}>')

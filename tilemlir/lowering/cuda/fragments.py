@@ -1,0 +1,57 @@
+"""Register fragments seen concretely: which lane and warp hold each element, in which slot.
+
+A register layout may name the holder through any thread axis (laneid, wid_in_wg, tid_in_wg,
+warpid, wgid, tx). This module evaluates the layout on every element of the tile (numpy, so a
+128x256 tile costs a few milliseconds) and turns those axes into one linear thread index in the
+CTA, then into (lane, warp) — the two coordinates warp-level instructions care about. Axes the
+layout does not name are *free*: every thread along them holds its own copy (marked -1).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from tilemlir.ir.types import BufferType
+
+# Each thread axis as a multiple of the linear thread index inside the CTA.
+THREAD_AXIS_WEIGHT = {"laneid": 1, "tid_in_wg": 1, "tx": 1, "wid_in_wg": 32, "warpid": 32,
+                      "wgid": 128}
+LANE_AXES = ("laneid", "tid_in_wg", "tx")
+WARP_AXES = ("wid_in_wg", "warpid", "wgid", "tid_in_wg", "tx")
+
+
+@dataclass
+class ThreadMap:
+    """Per element of a tile (arrays of the tile's shape): holder lane, warp and register slot."""
+    lane: np.ndarray   # 0..31, or -1 when no lane axis is named
+    warp: np.ndarray   # warp index in the CTA, or -1 when no warp axis is named
+    slot: np.ndarray   # memory-axis value: the register slot in the per-thread storage
+
+    @property
+    def lanes_named(self) -> bool:
+        return bool((self.lane >= 0).all())
+
+    @property
+    def warps_named(self) -> bool:
+        return bool((self.warp >= 0).all())
+
+
+def thread_map(buf: BufferType) -> ThreadMap:
+    values = buf.layout.evaluate_all(buf.shape)
+    shape = tuple(buf.shape)
+    tid = np.zeros(shape, dtype=np.int64)
+    for axis, weight in THREAD_AXIS_WEIGHT.items():
+        if axis in values:
+            tid = tid + np.asarray(values[axis], dtype=np.int64) * weight
+    lane = tid % 32 if any(a in values for a in LANE_AXES) else np.full(shape, -1)
+    warp = tid // 32 if any(a in values for a in WARP_AXES) else np.full(shape, -1)
+    slot = np.asarray(values.get("m", np.zeros(shape, dtype=np.int64)), dtype=np.int64)
+    return ThreadMap(lane, warp, slot)
+
+
+def first_mismatch(actual: np.ndarray, expected: np.ndarray):
+    """Index of the first element where the arrays differ, or None."""
+    diff = np.argwhere(actual != expected)
+    return tuple(int(i) for i in diff[0]) if len(diff) else None

@@ -1,0 +1,47 @@
+"""Predicates several variants share (each returns None when it holds, else the reason)."""
+
+from __future__ import annotations
+
+from tilemlir.dispatch.registry import Predicate, predicate
+
+
+@predicate("full_active_lanes")
+def full_active_lanes(ctx):
+    """The scope is made of whole warps and every thread of it reaches the op."""
+    if ctx.scope not in ("warp", "warpgroup", "cta"):
+        return f"scope '{ctx.scope}' is not made of whole warps (use warp, warpgroup or cta)"
+    return ctx.narrowing_reason()
+
+
+@predicate("no_replica")
+def no_replica(ctx):
+    """No buffer operand broadcasts its elements over replica axes."""
+    replicated = [f"{name.upper()} ({buf.layout})" for name, buf in ctx.buffers().items()
+                  if buf.layout.is_replicated()]
+    if replicated:
+        return "replicated layout on " + ", ".join(replicated)
+    return None
+
+
+def target_supports(feature: str) -> Predicate:
+    """The target chip has `feature` (see tilemlir.target)."""
+    return Predicate("target", lambda ctx: ctx.target.require(feature))
+
+
+def operands_in(scope: str, *names: str) -> Predicate:
+    """The named buffer operands all live in memory scope `scope`."""
+    def check(ctx):
+        wrong = [f"{n.upper()} is in {ctx.buffer(n).scope}" for n in names
+                 if ctx.buffer(n).scope != scope]
+        if wrong:
+            return f"needs {', '.join(n.upper() for n in names)} in {scope}; " + ", ".join(wrong)
+        return None
+    return Predicate(f"{scope}_operands", check)
+
+
+def scope_in(*scopes: str) -> Predicate:
+    def check(ctx):
+        if ctx.scope in scopes:
+            return None
+        return f"scope '{ctx.scope}' is not one of {', '.join(scopes)}"
+    return Predicate("scope", check)

@@ -1,0 +1,144 @@
+"""Synchronisation and tensor-memory management: one variant each, gated by the target.
+
+These ops map 1:1 to NVVM (tile.cta_sync -> bar.sync 0, tile.elect_sync -> elect.sync, ...).
+They are dispatched like the tile primitives so that an instruction the chip lacks becomes a
+located diagnostic instead of an LLVM abort, and so that the tile IR stays target-neutral.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import nvvm
+
+from tilemlir.dispatch.registry import Predicate, register
+from tilemlir.lowering import emit
+from tilemlir.lowering.cuda.predicates import target_supports
+
+
+def _cta_group(ctx):
+    return ir.Attribute.parse(f"#nvvm.cta_group<cta_{ctx.attr('cta_group')}>")
+
+
+_cta_group_ok = Predicate("cta_group", lambda ctx: None if ctx.attr("cta_group") in (1, 2)
+                          else f"cta_group must be 1 or 2, got {ctx.attr('cta_group')}")
+
+
+@register("cta_sync", name="bar_sync", priority=0)
+def lower_cta_sync(ctx):
+    """bar.sync 0: every thread of the CTA."""
+    return lambda: nvvm.barrier0()
+
+
+@register("elect_sync", name="elect_sync", priority=0, when=[target_supports("elect_sync")])
+def lower_elect_sync(ctx):
+    """elect.sync: true in one active lane of the warp."""
+    return lambda: [nvvm.elect_sync(emit.i1())]
+
+
+@register("fence", name="fence", priority=0, when=[target_supports("fence_proxy_async")])
+def lower_fence(ctx):
+    """fence.proxy.async.shared::cta or fence.mbarrier_init.release.cluster."""
+    kind = ctx.attr("kind")
+
+    def build():
+        if kind == "proxy_async_shared":
+            nvvm.fence_proxy(ir.Attribute.parse("#nvvm.proxy_kind<async.shared>"),
+                             space=ir.Attribute.parse("#nvvm.shared_space<cta>"))
+        else:
+            nvvm.fence_mbarrier_init()
+    return build
+
+
+@register("mbarrier_init", name="mbarrier", priority=0, when=[target_supports("mbarrier")])
+def lower_mbarrier_init(ctx):
+    """mbarrier.init.shared.b64 [bar], count."""
+    return lambda: nvvm.mbarrier_init(ctx.operand("barrier"), ctx.operand("count"))
+
+
+@register("mbarrier_arrive", name="mbarrier", priority=0, when=[target_supports("mbarrier")])
+def lower_mbarrier_arrive(ctx):
+    """mbarrier.arrive.shared.b64 (the returned state is dropped)."""
+    return lambda: nvvm.mbarrier_arrive(emit.i64(), ctx.operand("barrier"))
+
+
+@register("mbarrier_arrive_expect_tx", name="mbarrier", priority=0,
+          when=[target_supports("mbarrier_try_wait")])
+def lower_mbarrier_arrive_expect_tx(ctx):
+    """mbarrier.arrive.expect_tx: arrive and expect `bytes` of asynchronous transactions."""
+    return lambda: nvvm.mbarrier_arrive_expect_tx(
+        None, ctx.operand("barrier"), ctx.operand("bytes"))
+
+
+@register("mbarrier_wait", name="try_wait_parity", priority=0,
+          when=[target_supports("mbarrier_try_wait")])
+def lower_mbarrier_wait(ctx):
+    """A loop of mbarrier.try_wait.parity until the phase of that parity has completed."""
+    def build():
+        nvvm.mbarrier_try_wait_parity(ctx.operand("barrier"), ctx.operand("phase"),
+                                      emit.const_i32(0x989680))
+    return build
+
+
+@register("tmem_alloc", name="tcgen05", priority=0, when=[target_supports("tcgen05"), _cta_group_ok])
+def lower_tmem_alloc(ctx):
+    """tcgen05.alloc: `ncols` TMEM columns, address written to shared memory."""
+    ncols = ctx.attr("ncols")
+
+    def build():
+        nvvm.tcgen05_alloc(ctx.operand("dst"), emit.const_i32(ncols), group=_cta_group(ctx))
+    return build
+
+
+@register("tmem_relinquish", name="tcgen05", priority=0,
+          when=[target_supports("tcgen05"), _cta_group_ok])
+def lower_tmem_relinquish(ctx):
+    """tcgen05.relinquish_alloc_permit."""
+    return lambda: nvvm.tcgen05_relinquish_alloc_permit(group=_cta_group(ctx))
+
+
+@register("tmem_dealloc", name="tcgen05", priority=0,
+          when=[target_supports("tcgen05"), _cta_group_ok])
+def lower_tmem_dealloc(ctx):
+    """tcgen05.dealloc."""
+    ncols = ctx.attr("ncols")
+
+    def build():
+        nvvm.tcgen05_dealloc(ctx.operand("address"), emit.const_i32(ncols), group=_cta_group(ctx))
+    return build
+
+
+@register("tcgen05_commit", name="tcgen05", priority=0,
+          when=[target_supports("tcgen05"), _cta_group_ok])
+def lower_tcgen05_commit(ctx):
+    """tcgen05.commit: the barrier tracks completion of this thread's prior tcgen05 ops."""
+    def build():
+        nvvm.tcgen05_commit(ctx.operand("barrier"), group=_cta_group(ctx))
+    return build
+
+
+@register("tcgen05_wait", name="tcgen05", priority=0, when=[target_supports("tcgen05")])
+def lower_tcgen05_wait(ctx):
+    """tcgen05.wait::ld / tcgen05.wait::st."""
+    kind = ctx.attr("kind")
+    return lambda: nvvm.tcgen05_wait(ir.Attribute.parse(f"#nvvm.tcgen05_wait<{kind}>"))
+
+
+_ASYNC_FEATURE = {"cp_async": "cp_async", "wgmma": "wgmma"}
+_async_target = Predicate("target", lambda ctx: ctx.target.require(_ASYNC_FEATURE[ctx.attr("kind")]))
+
+
+@register("async_commit", name="group", priority=0, when=[_async_target])
+def lower_async_commit(ctx):
+    """cp.async.commit_group or wgmma.commit_group.sync.aligned."""
+    if ctx.attr("kind") == "cp_async":
+        return lambda: nvvm.cp_async_commit_group()
+    return lambda: nvvm.wgmma_commit_group_sync_aligned()
+
+
+@register("async_wait", name="group", priority=0, when=[_async_target])
+def lower_async_wait(ctx):
+    """cp.async.wait_group N or wgmma.wait_group.sync.aligned N."""
+    pending = ctx.attr("pending")
+    if ctx.attr("kind") == "cp_async":
+        return lambda: nvvm.cp_async_wait_group(pending)
+    return lambda: nvvm.wgmma_wait_group_sync_aligned(pending)

@@ -1,0 +1,152 @@
+"""The tile-materialize pass: gives every tile buffer real storage and removes the buffer ops.
+
+After tile-dispatch, buffers are only reached through `tile.storage` (the raw storage of a root
+buffer) and `tile.addr` (the address of one element). This pass replaces them:
+
+    tile.global(%p)          -> llvm.addrspacecast %p to !llvm.ptr<1>
+    tile.alloc_shared {off}  -> &__tile_smem[off], an `.extern .shared .align 1024` array
+    tile.alloc_local         -> llvm.alloca of the layout's memory span, in the entry block
+    tile.tmem(%addr)         -> %addr
+
+and erases tile.slice / tile.view / root ops once nothing uses them. A buffer still used by
+anything else (an op dispatch could not lower, say) is reported at that use.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import llvm
+
+from tilemlir.ir.types import parse_buffer_type
+from tilemlir.lowering import buffers, emit
+
+SMEM_SYMBOL = "__tile_smem"
+SMEM_ALIGN = 1024
+_BUFFER_OPS = ("tile.slice", "tile.view") + buffers.ROOT_OPS
+
+
+def _ensure_smem_global(gpu_module: ir.Operation) -> None:
+    body = gpu_module.regions[0].blocks[0]
+    for op in body.operations:
+        if op.operation.name == "llvm.mlir.global" and \
+                ir.StringAttr(op.operation.attributes["sym_name"]).value == SMEM_SYMBOL:
+            return
+    with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
+        llvm.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), SMEM_SYMBOL,
+                      ir.Attribute.parse("#llvm.linkage<external>"),
+                      alignment=SMEM_ALIGN, addr_space=3)
+
+
+def _entry_block(op: ir.Operation) -> ir.Block:
+    parent = op.parent
+    while parent is not None and parent.name not in ("gpu.func", "func.func", "llvm.func"):
+        parent = parent.parent
+    if parent is None:
+        raise ValueError("a register buffer outside any function")
+    return parent.regions[0].blocks[0]
+
+
+def _enclosing_gpu_module(op: ir.Operation):
+    parent = op.parent
+    while parent is not None and parent.name != "gpu.module":
+        parent = parent.parent
+    return parent
+
+
+def _make_storage(root: ir.Operation) -> ir.Value:
+    buf = parse_buffer_type(root.results[0].type)
+    name = root.name
+    if name == "tile.tmem":
+        return root.operands[0]
+    if name == "tile.alloc_local":
+        block = _entry_block(root)
+        first = block.operations[0] if len(block.operations) else None
+        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(block)
+        with ip, root.location:
+            count = emit.const(1, emit.i64())
+            array = ir.Type.parse(f"!llvm.array<{max(buf.layout.span('m'), 1)} x {buf.elem}>")
+            return llvm.alloca(emit.ptr(), count, array)
+    with ir.InsertionPoint(root), root.location:
+        if name == "tile.global":
+            return llvm.addrspacecast(emit.ptr(1), root.operands[0])
+        # tile.alloc_shared
+        module = _enclosing_gpu_module(root)
+        if module is None:
+            raise ValueError("shared memory outside a gpu.module")
+        _ensure_smem_global(module)
+        base = llvm.mlir_addressof(emit.ptr(3), SMEM_SYMBOL)
+        offset = ir.IntegerAttr(root.attributes["offset"]).value
+        return emit.gep(base, ir.IntegerType.get_signless(8), offset)
+
+
+def shared_memory_bytes(func: ir.Operation) -> int:
+    """Bytes of dynamic shared memory the buffers of `func` need (before materialization)."""
+    total = 0
+
+    def visit(op):
+        nonlocal total
+        if op.name == "tile.alloc_shared":
+            buf = parse_buffer_type(op.results[0].type)
+            end = ir.IntegerAttr(op.attributes["offset"]).value + \
+                buf.layout.span("m") * buf.elem_bits // 8
+            total = max(total, end)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return total
+
+
+def run_materialize(module: ir.Operation) -> list[tuple[ir.Location, str]]:
+    """Materializes buffers under `module`; returns the problems (location, message)."""
+    storage_ops, addr_ops, buffer_ops = [], [], []
+
+    def collect(op):
+        if op.name == "tile.storage":
+            storage_ops.append(op)
+        elif op.name == "tile.addr":
+            addr_ops.append(op)
+        elif op.name in _BUFFER_OPS:
+            buffer_ops.append(op)
+        return ir.WalkResult.ADVANCE
+
+    module.walk(collect)
+    problems = []
+    roots: dict = {}
+
+    def storage_of(root_value: ir.Value) -> ir.Value:
+        key = root_value.owner
+        for known, value in roots.items():
+            if known == key:
+                return value
+        value = _make_storage(key)
+        roots[key] = value
+        return value
+
+    for op in addr_ops:
+        with ir.InsertionPoint(op), op.location:
+            ref = buffers.resolve(op.operands[0])
+            coord = [emit.to_index(v) for v in list(op.operands)[1:]]
+            ptr = buffers.element_pointer(ref, coord, storage_of(ref.root))
+            if ptr.type != op.results[0].type:
+                ptr = llvm.addrspacecast(op.results[0].type, ptr)
+        op.results[0].replace_all_uses_with(ptr)
+        op.erase()
+    for op in storage_ops:
+        root = op.operands[0]
+        if isinstance(root.owner, ir.Block) or root.owner.name not in buffers.ROOT_OPS:
+            problems.append((op.location, "tile.storage must take a root buffer (tile.global, "
+                                          "tile.alloc_shared, tile.alloc_local or tile.tmem)"))
+            continue
+        op.results[0].replace_all_uses_with(storage_of(root))
+        op.erase()
+    for op in reversed(buffer_ops):
+        users = [u.owner for u in op.results[0].uses]
+        if users:
+            for user in users:
+                problems.append((user.location, f"'{user.name}' still uses a tile buffer after "
+                                                f"dispatch; only tile primitives can take "
+                                                f"buffers"))
+            continue
+        op.erase()
+    return problems
+

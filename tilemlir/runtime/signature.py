@@ -1,0 +1,104 @@
+"""What a kernel takes and how it is launched, read off its tile IR before lowering.
+
+A kernel is a `gpu.func ... kernel` whose pointer parameters are wrapped by `tile.global`, so
+their shape and element type are known. Optional discardable attributes on the gpu.func:
+`tile.params = ["A", "B", "D"]` (parameter names for messages) and
+`tile.grid = array<i32: gx, gy, gz>` (the launch grid); `known_block_size` gives the block.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilemlir.ir.types import parse_buffer_type
+from tilemlir.lowering.materialize import shared_memory_bytes
+
+
+class SignatureError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class Param:
+    name: str
+    kind: str                       # "buffer" | "scalar"
+    dtype: str                      # MLIR element type: f16, bf16, f32, i32 ...
+    shape: tuple[int, ...] = ()
+
+    def describe(self) -> str:
+        if self.kind == "scalar":
+            return f"{self.name}: {self.dtype}"
+        return f"{self.name}: {'x'.join(map(str, self.shape))}x{self.dtype}"
+
+
+@dataclass(frozen=True)
+class KernelSignature:
+    module: str                     # gpu.module symbol
+    name: str                       # gpu.func symbol
+    params: tuple[Param, ...]
+    block: tuple[int, int, int]
+    grid: tuple[int, int, int]
+    shared_memory: int              # bytes of dynamic shared memory
+
+
+def _ints(attr) -> tuple[int, ...]:
+    a = ir.DenseI32ArrayAttr(attr)
+    return tuple(a[i] for i in range(len(a)))
+
+
+def _param_names(func, count: int) -> list[str]:
+    if "tile.params" in func.attributes:
+        names = [ir.StringAttr(a).value for a in ir.ArrayAttr(func.attributes["tile.params"])]
+        if len(names) == count:
+            return names
+    return [f"arg{i}" for i in range(count)]
+
+
+def _buffer_of(arg: ir.Value):
+    for use in arg.uses:
+        if use.owner.name == "tile.global":
+            return parse_buffer_type(use.owner.results[0].type)
+    return None
+
+
+def kernels(module: ir.Module) -> list[KernelSignature]:
+    """The signatures of every kernel in `module`'s gpu.modules."""
+    found = []
+    for top in module.body.operations:
+        if top.operation.name != "gpu.module":
+            continue
+        gpu_module = top.operation
+        module_name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
+        for op in gpu_module.regions[0].blocks[0].operations:
+            op = op.operation
+            if op.name != "gpu.func" or "gpu.kernel" not in op.attributes:
+                continue
+            found.append(_signature(module_name, op))
+    return found
+
+
+def _signature(module_name: str, func) -> KernelSignature:
+    name = ir.StringAttr(func.attributes["sym_name"]).value
+    args = list(func.regions[0].blocks[0].arguments)
+    names = _param_names(func, len(args))
+    params = []
+    for arg, pname in zip(args, names):
+        t = arg.type
+        if str(t).startswith("!llvm.ptr"):
+            buf = _buffer_of(arg)
+            if buf is None or buf.scope != "global":
+                raise SignatureError(f"kernel {name}: pointer parameter {pname} is not wrapped by "
+                                     f"tile.global, so its shape and type are unknown")
+            params.append(Param(pname, "buffer", str(buf.elem), tuple(buf.shape)))
+        elif isinstance(t, (ir.IntegerType, ir.FloatType, ir.IndexType)):
+            params.append(Param(pname, "scalar", str(t)))
+        else:
+            raise SignatureError(f"kernel {name}: parameter {pname} has unsupported type {t}")
+    if "known_block_size" not in func.attributes:
+        raise SignatureError(f"kernel {name} declares no known_block_size")
+    block = _ints(func.attributes["known_block_size"])
+    grid = _ints(func.attributes["tile.grid"]) if "tile.grid" in func.attributes else (1, 1, 1)
+    return KernelSignature(module_name, name, tuple(params), block, grid,
+                           shared_memory_bytes(func))

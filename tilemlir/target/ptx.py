@@ -1,0 +1,67 @@
+"""PTX out of a lowered module, and ptxas to turn it into a cubin (or just to check it)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sysconfig
+import tempfile
+from pathlib import Path
+
+from mlir import ir
+from mlir.dialects import gpu
+
+
+class PtxasError(RuntimeError):
+    pass
+
+
+def extract_ptx(module: ir.Module) -> dict[str, str]:
+    """{gpu.binary name: PTX text} for every gpu.binary with an `isa` object in `module`."""
+    found = {}
+    for op in module.body.operations:
+        if op.operation.name != "gpu.binary":
+            continue
+        name = ir.StringAttr(op.operation.attributes["sym_name"]).value
+        for obj in op.operation.attributes["objects"]:
+            data = gpu.ObjectAttr(obj).object
+            found[name] = data.decode() if isinstance(data, bytes) else str(data)
+    return found
+
+
+def find_ptxas() -> str | None:
+    """ptxas from $TILEMLIR_PTXAS, the PATH, CUDA_HOME, or the nvidia-cuda-nvcc wheel."""
+    explicit = os.environ.get("TILEMLIR_PTXAS")
+    if explicit:
+        return explicit
+    on_path = shutil.which("ptxas")
+    if on_path:
+        return on_path
+    candidates = []
+    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if home:
+            candidates.append(Path(home) / "bin" / "ptxas")
+    site = Path(sysconfig.get_paths()["purelib"])
+    candidates += [site / "nvidia" / "cu13" / "bin" / "ptxas",
+                   site / "nvidia" / "cuda_nvcc" / "bin" / "ptxas"]
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            return str(c)
+    return None
+
+
+def assemble(ptx: str, chip: str, extra_args: tuple[str, ...] = ()) -> bytes:
+    """The cubin ptxas makes of `ptx` for `chip`; PtxasError with its message on failure."""
+    ptxas = find_ptxas()
+    if ptxas is None:
+        raise PtxasError("ptxas not found: install a CUDA toolkit or `pip install nvidia-cuda-nvcc`"
+                         ", or set TILEMLIR_PTXAS")
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = Path(tmp) / "kernel.ptx", Path(tmp) / "kernel.cubin"
+        src.write_text(ptx)
+        proc = subprocess.run([ptxas, f"-arch={chip}", *extra_args, str(src), "-o", str(out)],
+                              capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise PtxasError(f"ptxas -arch={chip} failed:\n{proc.stderr.strip()}")
+        return out.read_bytes()
