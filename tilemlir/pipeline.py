@@ -87,6 +87,27 @@ def _materialize_pass(options):
     return [("py", tile_materialize)]
 
 
+def _check_target_pass(options):
+    fixed = _option_target(options)
+
+    def tile_check_target(op, pass_):
+        from tilemlir.target.chips import nvvm_requirement
+        target = fixed or _target_from_module(op) or Target.parse(DEFAULT_CHIP)
+        problems = []
+
+        def visit(o):
+            feature = nvvm_requirement(o.name)
+            if feature and not target.supports(feature):
+                problems.append((o.location, f"'{o.name}' needs a chip with "
+                                             f"{target.require(feature).split(' is not')[0]}; "
+                                             f"the target is {target.chip}"))
+            return ir.WalkResult.ADVANCE
+
+        op.walk(visit)
+        _report(problems, pass_)
+    return [("py", tile_check_target)]
+
+
 def nvvm_pipeline(target: Target, opt_level: int = 3) -> str:
     """The upstream lowering of gpu/nvvm/arith/... IR to LLVM with embedded PTX."""
     return (f"gpu-lower-to-nvvm-pipeline{{cubin-chip={target.chip} "
@@ -97,7 +118,7 @@ def _to_ptx_pipeline(options):
     target = _option_target(options) or Target.parse(DEFAULT_CHIP)
     opts = {"chip": target.chip, "ptx": str(target.ptx)}
     return (_dispatch_pass(opts) + [("mlir", "canonicalize"), ("mlir", "cse")]
-            + _materialize_pass(opts)
+            + _materialize_pass(opts) + _check_target_pass(opts)
             + [("mlir", nvvm_pipeline(target, int(options.get("opt-level", 3))))])
 
 
@@ -111,9 +132,14 @@ TILE_PASSES = {
     "tile-materialize": PassInfo(
         "tile-materialize", "give tile buffers storage (pointers, allocas, TMEM addresses) "
         "and remove the buffer ops", {}, _materialize_pass),
+    "tile-check-target": PassInfo(
+        "tile-check-target", "reject nvvm ops the target chip lacks (LLVM would abort on them)",
+        {"chip": "target chip (default: the gpu.module's #nvvm.target, else sm_90a)",
+         "ptx": "PTX ISA version as an integer"},
+        _check_target_pass),
     "tile-to-ptx": PassInfo(
-        "tile-to-ptx", "tile-dispatch, canonicalize, cse, tile-materialize, then the upstream "
-        "gpu-lower-to-nvvm-pipeline to LLVM with embedded PTX",
+        "tile-to-ptx", "tile-dispatch, canonicalize, cse, tile-materialize, tile-check-target, "
+        "then the upstream gpu-lower-to-nvvm-pipeline to LLVM with embedded PTX",
         {"chip": "target chip (default sm_90a)", "ptx": "PTX ISA version, e.g. 80",
          "opt-level": "LLVM optimisation level for the device code (default 3)"},
         _to_ptx_pipeline),
@@ -200,6 +226,8 @@ def build_pass_manager(text: str, ctx: ir.Context | None = None,
             except ValueError:
                 raise PipelineError(unknown_pass_message(step)) from None
     if print_ir_after_all:
+        # MLIR aborts when IR printing is set up on a multi-threaded context.
+        (ctx or ir.Context.current).enable_multithreading(False)
         pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
     return pm
 

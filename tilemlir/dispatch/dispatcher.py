@@ -41,6 +41,18 @@ def _format_failure(op_name: str, target: Target, tried: list[tuple[Variant, lis
     return "\n".join(lines)
 
 
+def _check_storage(ctx: DispatchContext) -> None:
+    """Every buffer operand must lead to a root buffer (not, say, a function argument)."""
+    from tilemlir.lowering.buffers import resolve
+    for name in ctx.buffers():
+        try:
+            resolve(ctx.operand(name))
+        except LayoutError as err:
+            raise DispatchFailure(f"operand {name.upper()} of '{ctx.op.name}': {err}; tile "
+                                  f"buffers come from tile.global, tile.alloc_shared, "
+                                  f"tile.alloc_local or tile.tmem") from None
+
+
 def choose_variant(ctx: DispatchContext):
     """(variant, emitter) for the op, or raises DispatchFailure with the full explanation."""
     candidates = variants_for(ctx.primitive)
@@ -59,7 +71,9 @@ def choose_variant(ctx: DispatchContext):
         try:
             reasons = _rejections(variant, ctx)
             if not reasons:
-                return variant, variant.lower(ctx)
+                emitter = variant.lower(ctx)
+                _check_storage(ctx)
+                return variant, emitter
         except Reject as rejection:
             reasons = [rejection.reason]
         except LayoutError as err:

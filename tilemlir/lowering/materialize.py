@@ -53,16 +53,21 @@ def _enclosing_gpu_module(op: ir.Operation):
     return parent
 
 
+def _alloca_point(block: ir.Block) -> ir.InsertionPoint:
+    """After the leading allocas of `block`, so that allocas keep program order."""
+    for op in block.operations:
+        if op.operation.name not in ("llvm.alloca", "arith.constant"):
+            return ir.InsertionPoint(op)
+    return ir.InsertionPoint(block)
+
+
 def _make_storage(root: ir.Operation) -> ir.Value:
     buf = parse_buffer_type(root.results[0].type)
     name = root.name
     if name == "tile.tmem":
         return root.operands[0]
     if name == "tile.alloc_local":
-        block = _entry_block(root)
-        first = block.operations[0] if len(block.operations) else None
-        ip = ir.InsertionPoint(first) if first is not None else ir.InsertionPoint(block)
-        with ip, root.location:
+        with _alloca_point(_entry_block(root)), root.location:
             count = emit.const(1, emit.i64())
             array = ir.Type.parse(f"!llvm.array<{max(buf.layout.span('m'), 1)} x {buf.elem}>")
             return llvm.alloca(emit.ptr(), count, array)

@@ -31,6 +31,36 @@ _FEATURES = {
 }
 
 
+# NVVM ops (by name prefix, longest first) and the feature each needs. Checked on the final IR
+# before LLVM sees it, as a last guard for hand-written nvvm ops.
+NVVM_REQUIREMENTS = (
+    ("nvvm.mbarrier.try_wait", "mbarrier_try_wait"),
+    ("nvvm.mbarrier.arrive.expect_tx", "mbarrier_try_wait"),
+    ("nvvm.cp.async.bulk", "tma"),
+    ("nvvm.cp.async.mbarrier", "cp_async"),
+    ("nvvm.cp.async", "cp_async"),
+    ("nvvm.mbarrier", "mbarrier"),
+    ("nvvm.elect.sync", "elect_sync"),
+    ("nvvm.fence.proxy", "fence_proxy_async"),
+    ("nvvm.fence.mbarrier", "fence_proxy_async"),
+    ("nvvm.stmatrix", "stmatrix"),
+    ("nvvm.ldmatrix", "ldmatrix"),
+    ("nvvm.mma.sync", "mma_sync_f16"),
+    ("nvvm.wgmma", "wgmma"),
+    ("nvvm.tcgen05", "tcgen05"),
+    ("nvvm.setmaxregister", "setmaxnreg"),
+    ("nvvm.cluster", "clusters"),
+)
+
+
+def nvvm_requirement(op_name: str) -> str | None:
+    """The feature an nvvm op needs, or None when it runs everywhere we target."""
+    for prefix, feature in NVVM_REQUIREMENTS:
+        if op_name.startswith(prefix):
+            return feature
+    return None
+
+
 class TargetError(ValueError):
     pass
 
