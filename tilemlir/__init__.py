@@ -1,0 +1,16 @@
+"""tilemlir: tile primitives on MLIR, dispatched to gpu/nvvm, compiled to PTX, run from Python.
+
+    import tilemlir
+    import tilemlir.lang as T
+    kernel = tilemlir.compile(my_kernel, target="sm_90a")
+"""
+
+__version__ = "0.1.0"
+
+
+def __getattr__(name):
+    # Keep `import tilemlir` light: the compiler (and MLIR) load on first use.
+    if name == "compile":
+        from tilemlir.runtime.compiler import compile
+        return compile
+    raise AttributeError(f"module 'tilemlir' has no attribute '{name}'")

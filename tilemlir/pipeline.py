@@ -232,8 +232,13 @@ def build_pass_manager(text: str, ctx: ir.Context | None = None,
     return pm
 
 
-def lower_to_ptx(module: ir.Module, target: Target, opt_level: int = 3) -> None:
-    """Runs tile-to-ptx on `module` in place."""
+def lower_to_ptx(module: ir.Module, target: Target, opt_level: int = 3,
+                 dump_dir: str | None = None) -> None:
+    """Runs tile-to-ptx on `module` in place; with `dump_dir`, the IR after every pass lands
+    there (one file per pass, in pass order)."""
     pm = build_pass_manager(f"builtin.module(tile-to-ptx{{chip={target.chip} "
                             f"ptx={target.ptx} opt-level={opt_level}}})", module.context)
+    if dump_dir is not None:
+        module.context.enable_multithreading(False)
+        pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=dump_dir)
     pm.run(module.operation)

@@ -109,8 +109,9 @@ def _dispatch_one(op, rewriter, target: Target, failures: list) -> None:
 def run_dispatch(module: ir.Operation, target: Target) -> list[tuple[ir.Location, str]]:
     """Dispatches every tile primitive under `module`; returns the failures (location, message)."""
     failures: list = []
-    patterns = RewritePatternSet()
-    for name in DISPATCHED_OPS:
-        patterns.add(name, lambda op, rw: _dispatch_one(op, rw, target, failures))
-    walk_and_apply_patterns(module, patterns.freeze())
+    with module.context:
+        patterns = RewritePatternSet()
+        for name in DISPATCHED_OPS:
+            patterns.add(name, lambda op, rw: _dispatch_one(op, rw, target, failures))
+        walk_and_apply_patterns(module, patterns.freeze())
     return failures

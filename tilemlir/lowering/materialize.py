@@ -101,57 +101,55 @@ def shared_memory_bytes(func: ir.Operation) -> int:
     return total
 
 
-def run_materialize(module: ir.Operation) -> list[tuple[ir.Location, str]]:
-    """Materializes buffers under `module`; returns the problems (location, message)."""
-    storage_ops, addr_ops, buffer_ops = [], [], []
+def _collect(module: ir.Operation) -> dict[str, list]:
+    found = {"tile.storage": [], "tile.addr": [], "buffer": []}
 
-    def collect(op):
-        if op.name == "tile.storage":
-            storage_ops.append(op)
-        elif op.name == "tile.addr":
-            addr_ops.append(op)
+    def visit(op):
+        if op.name in ("tile.storage", "tile.addr"):
+            found[op.name].append(op)
         elif op.name in _BUFFER_OPS:
-            buffer_ops.append(op)
+            found["buffer"].append(op)
         return ir.WalkResult.ADVANCE
 
-    module.walk(collect)
-    problems = []
-    roots: dict = {}
+    module.walk(visit)
+    return found
 
-    def storage_of(root_value: ir.Value) -> ir.Value:
-        key = root_value.owner
-        for known, value in roots.items():
-            if known == key:
-                return value
-        value = _make_storage(key)
-        roots[key] = value
-        return value
 
-    for op in addr_ops:
-        with ir.InsertionPoint(op), op.location:
-            ref = buffers.resolve(op.operands[0])
-            coord = [emit.to_index(v) for v in list(op.operands)[1:]]
-            ptr = buffers.element_pointer(ref, coord, storage_of(ref.root))
-            if ptr.type != op.results[0].type:
-                ptr = llvm.addrspacecast(op.results[0].type, ptr)
-        op.results[0].replace_all_uses_with(ptr)
-        op.erase()
-    for op in storage_ops:
-        root = op.operands[0]
-        if isinstance(root.owner, ir.Block) or root.owner.name not in buffers.ROOT_OPS:
-            problems.append((op.location, "tile.storage must take a root buffer (tile.global, "
-                                          "tile.alloc_shared, tile.alloc_local or tile.tmem)"))
-            continue
-        op.results[0].replace_all_uses_with(storage_of(root))
-        op.erase()
-    for op in reversed(buffer_ops):
-        users = [u.owner for u in op.results[0].uses]
-        if users:
+def run_materialize(module: ir.Operation) -> list[tuple[ir.Location, str]]:
+    """Materializes buffers under `module`; returns the problems (location, message)."""
+    with module.context:
+        ops = _collect(module)
+        problems = []
+        roots: dict = {}
+
+        def storage_of(root_value: ir.Value) -> ir.Value:
+            key = root_value.owner
+            if key not in roots:
+                roots[key] = _make_storage(key)
+            return roots[key]
+
+        for op in ops["tile.addr"]:
+            with ir.InsertionPoint(op), op.location:
+                ref = buffers.resolve(op.operands[0])
+                coord = [emit.to_index(v) for v in list(op.operands)[1:]]
+                ptr = buffers.element_pointer(ref, coord, storage_of(ref.root))
+                if ptr.type != op.results[0].type:
+                    ptr = llvm.addrspacecast(op.results[0].type, ptr)
+            op.results[0].replace_all_uses_with(ptr)
+            op.erase()
+        for op in ops["tile.storage"]:
+            root = op.operands[0]
+            if isinstance(root.owner, ir.Block) or root.owner.name not in buffers.ROOT_OPS:
+                problems.append((op.location, "tile.storage must take a root buffer (tile.global, "
+                                              "tile.alloc_shared, tile.alloc_local or tile.tmem)"))
+                continue
+            op.results[0].replace_all_uses_with(storage_of(root))
+            op.erase()
+        for op in reversed(ops["buffer"]):
+            users = [u.owner for u in op.results[0].uses]
             for user in users:
                 problems.append((user.location, f"'{user.name}' still uses a tile buffer after "
-                                                f"dispatch; only tile primitives can take "
-                                                f"buffers"))
-            continue
-        op.erase()
-    return problems
-
+                                                f"dispatch; only tile primitives take buffers"))
+            if not users:
+                op.erase()
+        return problems

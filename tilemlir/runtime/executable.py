@@ -16,6 +16,7 @@ from __future__ import annotations
 import ctypes
 import re
 from pathlib import Path
+from typing import Callable
 
 import mlir
 from mlir import ir
@@ -51,7 +52,7 @@ _SCALAR_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.
                   "f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool}
 
 
-def _with_host_entries(module: ir.Module, signatures) -> ir.Module:
+def with_host_entries(module: ir.Module, signatures) -> ir.Module:
     """A copy of `module` (locations kept) with the host entry points of every kernel added."""
     text = module.operation.get_asm(enable_debug_info=True)
     body_end = [m.start() for m in re.finditer(r"^\}", text, re.M)][-1]  # the module's "}"
@@ -63,20 +64,30 @@ def _with_host_entries(module: ir.Module, signatures) -> ir.Module:
 
 
 class Executable:
-    def __init__(self, module: ir.Module, target: Target):
+    """Kernels (signatures + PTX) and, on demand, the lowered module the engine runs."""
+
+    def __init__(self, target: Target, signatures: dict[str, KernelSignature],
+                 ptx: dict[str, str], lowered: Callable[[], ir.Module]):
         self.target = target
-        self.signatures = {s.name: s for s in kernels(module)}
-        self.module = _with_host_entries(module, self.signatures.values())
-        lower_to_ptx(self.module, target)
-        self.ptx = extract_ptx(self.module)
+        self.signatures = signatures
+        self.ptx = ptx
+        self._lowered = lowered
         self._engine = None
+
+    @staticmethod
+    def compile(module: ir.Module, target: Target, opt_level: int = 3,
+                dump_dir: str | None = None) -> "Executable":
+        """Lowers a tile module (kernels + generated host entries) to PTX."""
+        signatures = {s.name: s for s in kernels(module)}
+        lowered = with_host_entries(module, signatures.values())
+        lower_to_ptx(lowered, target, opt_level, dump_dir)
+        return Executable(target, signatures, extract_ptx(lowered), lambda: lowered)
 
     @staticmethod
     def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
         t = target if isinstance(target, Target) else Target.parse(target)
-        ctx = make_context()
-        with ctx:
-            return Executable(ir.Module.parse(text), t)
+        with make_context():
+            return Executable.compile(ir.Module.parse(text), t)
 
     def kernel(self, name: str | None = None) -> "Kernel":
         if name is None:
@@ -93,7 +104,7 @@ class Executable:
             require_driver()
             from mlir.execution_engine import ExecutionEngine
             libs = [str(MLIR_LIB / name) for name in RUNTIME_LIBS]
-            self._engine = ExecutionEngine(self.module, opt_level=2, shared_libs=libs)
+            self._engine = ExecutionEngine(self._lowered(), opt_level=2, shared_libs=libs)
             self._engine.initialize()
         return self._engine
 

@@ -1,0 +1,188 @@
+"""Tile primitives with an execution scope, and the escapes to synchronisation instructions.
+
+    Tx.cta.copy(Asmem[:, :], A[m:m + 128, k:k + 64])     # all threads of the CTA cooperate
+    Tx.wg.copy_async(Dreg_wg[:, :], tmem[:, :128])       # one warpgroup
+    Tx.warp.gemm(D, A, B, D, beta=1.0)                   # one warp (mma.sync)
+    Tx.gemm_async(tmem[:, :128], As, Bs, accum=i != 0)   # one thread (the elected one)
+    T.ptx.mbarrier.try_wait(bar.ptr_to([0]), phase)
+    T.cuda.cta_sync()
+
+Every primitive takes `dispatch="variant"` to pin the variant the dispatcher uses.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+
+from tilemlir.dsl.buffers import TileBuffer
+from tilemlir.dsl.values import KernelError, Scalar, as_scalar
+from tilemlir.lowering import emit
+
+_I64 = None
+
+
+def _i64_attr(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(emit.i64(), int(v))
+
+
+def _buffer(x, what: str) -> ir.Value:
+    if not isinstance(x, TileBuffer):
+        raise KernelError(f"{what} must be a buffer, got {type(x).__name__}")
+    return x.value
+
+
+def _op(name: str, operands: list, attributes: dict, dispatch: str | None, results=()):
+    attrs = dict(attributes)
+    if dispatch is not None:
+        attrs["dispatch"] = ir.StringAttr.get(dispatch)
+    return ir.Operation.create(f"tile.{name}", results=list(results), operands=operands,
+                               attributes=attrs)
+
+
+def _bool(v) -> ir.Value:
+    return as_scalar(v, emit.i1()).value if not isinstance(v, bool) else emit.const(int(v), emit.i1())
+
+
+class Scope:
+    """Primitives executed by every thread of one scope (thread, warp, warpgroup, cta)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _scope(self) -> dict:
+        return {"scope": ir.StringAttr.get(self.name)}
+
+    def copy(self, dst, src, dispatch: str | None = None) -> None:
+        _op("copy", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
+
+    def copy_async(self, dst, src, barrier=None, dispatch: str | None = None) -> None:
+        operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if barrier is not None:
+            operands.append(barrier)
+        _op("copy_async", operands, self._scope(), dispatch)
+
+    def gemm(self, D, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
+             alpha: float = 1.0, beta: float = 0.0, dispatch: str | None = None) -> None:
+        f32 = ir.F32Type.get()
+        attrs = dict(self._scope(), alpha=ir.FloatAttr.get(f32, float(alpha)),
+                     beta=ir.FloatAttr.get(f32, float(beta)),
+                     transpose_a=ir.BoolAttr.get(bool(transpose_A)),
+                     transpose_b=ir.BoolAttr.get(bool(transpose_B)))
+        _op("gemm", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _buffer(C, "C")],
+            attrs, dispatch)
+
+    def gemm_async(self, D, A, B, accum=False, cta_group: int = 1,
+                   dispatch: str | None = None) -> None:
+        attrs = dict(self._scope(), cta_group=_i64_attr(cta_group))
+        _op("gemm_async", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _bool(accum)],
+            attrs, dispatch)
+
+    def cast(self, dst, src, dispatch: str | None = None) -> None:
+        _op("cast", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
+
+    def fill(self, dst, value, dispatch: str | None = None) -> None:
+        buf = _buffer(dst, "dst")
+        v = as_scalar(value, dst.dtype)
+        _op("fill", [buf, v.value], self._scope(), dispatch)
+
+
+class TileNamespace(Scope):
+    """`Tx`: thread-scope primitives, plus `Tx.cta`, `Tx.wg`, `Tx.warp`, `Tx.thread`."""
+
+    def __init__(self):
+        super().__init__("thread")
+        self.thread = Scope("thread")
+        self.warp = Scope("warp")
+        self.wg = self.warpgroup = Scope("warpgroup")
+        self.cta = Scope("cta")
+        self.cluster = Scope("cluster")
+
+
+tile = TileNamespace()
+
+
+# ---------------------------------------------------------------------------- escapes
+def _group(cta_group: int) -> dict:
+    return {"cta_group": _i64_attr(cta_group)}
+
+
+class _MBarrier:
+    def init(self, ptr, count) -> None:
+        _op("mbarrier_init", [ptr, as_scalar(count, emit.i32()).value], {}, None)
+
+    def arrive(self, ptr) -> None:
+        _op("mbarrier_arrive", [ptr], {}, None)
+
+    def arrive_expect_tx(self, ptr, nbytes) -> None:
+        _op("mbarrier_arrive_expect_tx", [ptr, as_scalar(nbytes, emit.i32()).value], {}, None)
+
+    def try_wait(self, ptr, phase) -> None:
+        """Waits until the barrier's phase of parity `phase` has completed."""
+        _op("mbarrier_wait", [ptr, as_scalar(phase, emit.i32()).value], {}, None)
+
+
+class _Wait:
+    def ld(self) -> None:
+        _op("tcgen05_wait", [], {"kind": ir.StringAttr.get("ld")}, None)
+
+    def st(self) -> None:
+        _op("tcgen05_wait", [], {"kind": ir.StringAttr.get("st")}, None)
+
+
+class _Tcgen05:
+    wait = _Wait()
+
+    def alloc(self, dst_ptr, n_cols: int, cta_group: int = 1) -> None:
+        _op("tmem_alloc", [dst_ptr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
+
+    def relinquish_alloc_permit(self, cta_group: int = 1) -> None:
+        _op("tmem_relinquish", [], _group(cta_group), None)
+
+    def dealloc(self, address, n_cols: int, cta_group: int = 1) -> None:
+        addr = as_scalar(address, emit.i32()).value
+        _op("tmem_dealloc", [addr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
+
+    def commit(self, barrier_ptr, cta_group: int = 1) -> None:
+        _op("tcgen05_commit", [barrier_ptr], _group(cta_group), None)
+
+
+class _Fence:
+    def proxy_async(self, space: str = "shared::cta") -> None:
+        if space not in ("shared::cta", "shared"):
+            raise KernelError(f"fence.proxy_async supports shared::cta, got {space!r}")
+        _op("fence", [], {"kind": ir.StringAttr.get("proxy_async_shared")}, None)
+
+    def mbarrier_init(self) -> None:
+        _op("fence", [], {"kind": ir.StringAttr.get("mbarrier_init")}, None)
+
+
+class _AsyncGroup:
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def commit_group(self) -> None:
+        _op("async_commit", [], {"kind": ir.StringAttr.get(self.kind)}, None)
+
+    def wait_group(self, pending: int) -> None:
+        _op("async_wait", [], {"kind": ir.StringAttr.get(self.kind),
+                               "pending": _i64_attr(pending)}, None)
+
+
+class _Ptx:
+    mbarrier = _MBarrier()
+    tcgen05 = _Tcgen05()
+    fence = _Fence()
+    cp_async = _AsyncGroup("cp_async")
+    wgmma = _AsyncGroup("wgmma")
+
+    def elect_sync(self) -> Scalar:
+        return Scalar(_op("elect_sync", [], {}, None, results=[emit.i1()]).result)
+
+
+class _Cuda:
+    def cta_sync(self) -> None:
+        _op("cta_sync", [], {}, None)
+
+
+ptx = _Ptx()
+cuda = _Cuda()

@@ -1,0 +1,34 @@
+"""The kernel language, seed style:
+
+    import tilemlir.lang as T
+    Tx = T.tile
+
+    @T.kernel
+    def kernel(A: T.Buffer((M, K), "float16"), ...):
+        bx, by = T.cta_id([M // 128, N // 128])
+        warp_id = T.warp_id_in_wg([4])
+        lane_id = T.lane_id([32])
+        ...
+        Tx.cta.copy(Asmem[:, :], A[m:m + 128, k:k + 64])
+"""
+
+from tilemlir.dsl.buffers import TileBuffer
+from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, alloc_buffer,
+                                     alloc_local, bfloat16, boolean, cta_id, decl_buffer,
+                                     float16, float32, int32, int64, lane_id, meta_var, serial,
+                                     thread_id, uint32, uint64, unroll, warp_id, warp_id_in_wg,
+                                     warpgroup_id)
+from tilemlir.dsl.kernel import KernelFunction, kernel, prim_func
+from tilemlir.dsl.primitives import cuda, ptx, tile
+from tilemlir.dsl.values import KernelError
+from tilemlir.layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tid_in_wg,
+                             wgid, wid_in_wg, warpid)
+
+__all__ = [
+    "Buffer", "KernelError", "KernelFunction", "R", "S", "SMEMPool", "ScalarType", "TCol",
+    "TLane", "TileBuffer", "TileLayout", "address_of", "alloc_buffer", "alloc_local", "bfloat16",
+    "boolean", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32", "int64",
+    "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "ptx",
+    "serial", "thread_id", "tid_in_wg", "tile", "uint32", "uint64", "unroll", "warp_id",
+    "warp_id_in_wg", "warpgroup_id", "warpid", "wgid", "wid_in_wg",
+]
