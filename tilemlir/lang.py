@@ -21,14 +21,30 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
 from tilemlir.dsl.kernel import KernelFunction, kernel, prim_func
 from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
-from tilemlir.layout import (R, S, TCol, TileLayout, TLane, laneid, mma_shared_layout, tid_in_wg,
-                             wgid, wid_in_wg, warpid)
+from tilemlir.layout import R, S, TCol, TileLayout, TLane, laneid, tid_in_wg, wgid, wid_in_wg, warpid
+from tilemlir.layout import mma_shared_layout as _mma_shared_layout
+
+
+class SwizzleMode:
+    """Shared-memory swizzle modes of the MMA operand layouts (seed spelling)."""
+    SWIZZLE_128B_ATOM = "128B"
+    SWIZZLE_64B_ATOM = "64B"
+    SWIZZLE_32B_ATOM = "32B"
+    SWIZZLE_NONE = "none"
+
+
+def mma_shared_layout(dtype, swizzle_mode: str, shape) -> TileLayout:
+    """The K-major shared layout the tensor cores read, for a dtype ("float16", ...) or bit width."""
+    from tilemlir.dsl.values import dtype_bits
+    bits = dtype if isinstance(dtype, int) else dtype_bits(dtype)
+    return _mma_shared_layout(bits, swizzle_mode, shape)
+
 
 __all__ = [
     "Buffer", "KernelError", "KernelFunction", "R", "S", "SMEMPool", "ScalarType", "TCol",
     "TLane", "TileBuffer", "TileLayout", "address_of", "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32", "int64",
     "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "ptx",
-    "serial", "thread_id", "tid_in_wg", "tile", "uint32", "uint64", "unroll", "warp_id",
+    "SwizzleMode", "serial", "thread_id", "tid_in_wg", "tile", "uint32", "uint64", "unroll", "warp_id",
     "warp_id_in_wg", "warpgroup_id", "warpid", "wgid", "wid_in_wg",
 ]

@@ -32,6 +32,13 @@ def row_major(shape) -> TileLayout:
     return TileLayout(S[tuple(shape):tuple(reversed(strides))])
 
 
+def shaped(layout: TileLayout, shape) -> TileLayout:
+    """The same layout with its iterators split along the dims of `shape` (readable, and what
+    structural comparisons with layout constructors expect)."""
+    groups = layout.canonicalize().group(tuple(shape))
+    return layout.replace(shard=tuple(it for g in groups for it in g))
+
+
 class TileBuffer:
     """A `!tile.buf` value in the kernel being built."""
 
@@ -104,6 +111,8 @@ class TileBuffer:
             sizes.append(size)
         static = [s if isinstance(s, int) else 0 for s in starts]
         region = [(s, s + n) for s, n in zip(static, sizes)]
+        if all(keep) and region == [(0, n) for n in self.shape]:
+            return self                                   # A[:, :] is A itself
         try:
             layout = self.layout.slice(self.shape, region)
         except LayoutError as err:
@@ -113,7 +122,7 @@ class TileBuffer:
                 self._check_dynamic_dim(dim, sizes[dim])
                 dynamic.append(index_of(s))
         shape = [n for n, k in zip(sizes, keep) if k]
-        result_type = buffer_type(shape, self.dtype, self.scope, layout.canonicalize())
+        result_type = buffer_type(shape, self.dtype, self.scope, shaped(layout, shape))
         offsets = ir.DenseI64ArrayAttr.get([s if isinstance(s, int) else DYNAMIC_OFFSET
                                             for s in starts])
         op = ir.Operation.create("tile.slice", results=[result_type],

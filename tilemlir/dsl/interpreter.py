@@ -34,7 +34,8 @@ from tilemlir.lowering import emit
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod,
            ast.BitXor: operator.xor, ast.BitAnd: operator.and_, ast.BitOr: operator.or_,
-           ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow}
+           ast.LShift: operator.lshift, ast.RShift: operator.rshift, ast.Pow: operator.pow,
+           ast.MatMult: operator.matmul}
 _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, ast.LtE: operator.le,
             ast.Gt: operator.gt, ast.GtE: operator.ge, ast.Is: operator.is_,
             ast.IsNot: operator.is_not, ast.In: lambda a, b: a in b,
@@ -117,7 +118,9 @@ class Interpreter:
             if arg.annotation is None:
                 self._fail(arg, f"parameter '{arg.arg}' needs an annotation "
                                 f"(T.Buffer(shape, dtype) or a scalar type such as T.int32)")
-            annotation = self._at(arg, lambda: self.eval(arg.annotation))
+            # Python evaluated the annotations when it ran the `def` (names they use need not
+            # be free variables of the body).
+            annotation = self.fn.__annotations__.get(arg.arg)
             if isinstance(annotation, Buffer):
                 params.append((arg.arg, emit.ptr(), annotation))
             elif isinstance(annotation, ScalarType):
@@ -296,10 +299,10 @@ class Interpreter:
             cond = cond != 0
         carried = self._carried(node.body + node.orelse)
         inits = [self.lookup(n) for n in carried]
-        branch = scf.IfOp(cond.value, [v.type for v in inits], hasElse=bool(carried or node.orelse))
-        for block, stmts in ((branch.then_block, node.body), (branch.else_block, node.orelse)):
-            if block is None:
-                continue
+        has_else = bool(carried or node.orelse)
+        branch = scf.IfOp(cond.value, [v.type for v in inits], has_else=has_else)
+        arms = [(branch.then_block, node.body)] + ([(branch.else_block, node.orelse)] if has_else else [])
+        for block, stmts in arms:
             with ir.InsertionPoint(block):
                 scope = _Scope(True)
                 for name, init in zip(carried, inits):

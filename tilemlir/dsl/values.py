@@ -21,6 +21,14 @@ DTYPES = {
 }
 
 
+def dtype_bits(dtype) -> int:
+    """Bit width of a dtype name ('float16', 'bf16', 'uint32' ...), without an MLIR context."""
+    name = DTYPES.get(str(dtype))
+    if name is None:
+        raise KernelError(f"unknown dtype '{dtype}'; known: {', '.join(sorted(DTYPES))}")
+    return 64 if name == "index" else 1 if name == "i1" else int(name[2:] if name[:2] == "bf" else name[1:])
+
+
 class KernelError(Exception):
     """An error in a kernel body; the message starts with the Python file and line."""
 
