@@ -119,7 +119,7 @@ def lower_tcgen05_commit(ctx):
 @register("tcgen05_wait", name="tcgen05", priority=0, when=[target_supports("tcgen05")])
 def lower_tcgen05_wait(ctx):
     """tcgen05.wait::ld / tcgen05.wait::st."""
-    kind = ctx.attr("kind")
+    kind = {"ld": "load", "st": "store"}[ctx.attr("kind")]
     return lambda: nvvm.tcgen05_wait(ir.Attribute.parse(f"#nvvm.tcgen05_wait<{kind}>"))
 
 
