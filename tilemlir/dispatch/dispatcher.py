@@ -106,9 +106,32 @@ def _dispatch_one(op, rewriter, target: Target, failures: list) -> None:
     return None
 
 
+def verify_buffers(module: ir.Operation) -> list[tuple[ir.Location, str]]:
+    """Every !tile.buf an op defines has a readable layout of the buffer's size."""
+    from tilemlir.ir.types import is_buffer_type, parse_buffer_type
+    problems = []
+
+    def visit(op):
+        for result in op.results:
+            if not is_buffer_type(result.type):
+                continue
+            try:
+                buf = parse_buffer_type(result.type)
+                buf.layout.checked_shape(buf.shape)
+            except (LayoutError, ValueError) as err:
+                problems.append((op.location, f"invalid tile buffer type: {err}"))
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    return problems
+
+
 def run_dispatch(module: ir.Operation, target: Target) -> list[tuple[ir.Location, str]]:
-    """Dispatches every tile primitive under `module`; returns the failures (location, message)."""
-    failures: list = []
+    """Dispatches every tile primitive under `module`; returns the failures (location, message).
+    Buffer types are checked first: with a malformed one nothing is dispatched."""
+    failures: list = verify_buffers(module)
+    if failures:
+        return failures
     with module.context:
         patterns = RewritePatternSet()
         for name in DISPATCHED_OPS:
