@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from mlir import ir
+from mlir.dialects import arith
 
 from tilemlir.ir.types import BufferType, parse_buffer_type
 from tilemlir.layout import LayoutError, TileLayout
@@ -161,3 +162,88 @@ def slot_pointer(ref: BufferRef, slot: Index, base: ir.Value | None = None) -> i
     """&storage[slot] of a register buffer (a slot is a memory-axis value)."""
     base = storage(ref) if base is None else base
     return emit.gep(base, ref.type.elem, emit.add(ref.static_base, slot))
+
+
+# ------------------------------------------------------------------------------ window chains
+def _window_ops(value: ir.Value):
+    """The tile.slice / tile.view ops from `value` back to its root buffer, nearest first."""
+    v = value
+    while not isinstance(v.owner, ir.Block) and v.owner.name in ("tile.slice", "tile.view"):
+        yield v.owner
+        v = v.owner.operands[0]
+
+
+def view_offsets(ref: BufferRef) -> dict[str, int]:
+    """Per axis, the static offsets of the windows that tile.view ops re-read with a new layout.
+
+    A view's layout is relative to its source window, so the source's offsets (a static slice
+    start, say) are not in the view's layout; `resolve` keeps the memory-axis part as
+    `static_base`, this gives every axis (TLane / TCol for tensor memory).
+    """
+    total: dict[str, int] = {}
+    for op in _window_ops(ref.value):
+        if op.name == "tile.view":
+            for axis, off in parse_buffer_type(op.operands[0].type).layout.offset.items():
+                total[axis] = total.get(axis, 0) + off
+    return total
+
+
+def dynamic_axis_offset(ref: BufferRef, axis: str) -> Index:
+    """What the dynamic tile.slice offsets of `ref` add on `axis` (base_offset, for any axis)."""
+    total: Index = 0
+    for src, dim, value in ref.dynamic:
+        coord: list[Index] = [0] * len(src.shape)
+        coord[dim] = value
+        linear = axis_values(src.layout.replace(offset={}), src.shape, coord, swizzle=False)
+        total = emit.add(total, linear.get(axis, 0))
+    return total
+
+
+def dynamic_offset_choices(value: ir.Value, axis: str) -> list[list[int]]:
+    """For each dynamic tile.slice offset behind `value`: every value it can add on `axis`.
+
+    A dynamic start is taken to be a multiple of the window's extent along its dim (a window
+    that covers whole layout iterators can only start there); when the slice drops the dim,
+    any start in the source dim counts. Pure analysis, no IR is built.
+    """
+    choices = []
+    for op in _window_ops(value):
+        if op.name != "tile.slice":
+            continue
+        src = parse_buffer_type(op.operands[0].type)
+        result = parse_buffer_type(op.results[0].type)
+        offsets = ir.DenseI64ArrayAttr(op.attributes["static_offsets"])
+        linear = src.layout.replace(offset={}, swizzle=None)
+        for dim in range(len(offsets)):
+            if offsets[dim] != DYNAMIC_OFFSET:
+                continue
+            step = result.shape[dim] if len(result.shape) == len(src.shape) else 1
+            values = []
+            for start in range(0, src.shape[dim], step):
+                coord = [0] * len(src.shape)
+                coord[dim] = start
+                values.append(linear.evaluate_coord(coord, src.shape).get(axis, 0))
+            choices.append(values)
+    return choices
+
+
+# ------------------------------------------------------------------------------ tensor memory
+def tmem_address(ref: BufferRef, coord: list[Index], base: ir.Value | None = None) -> ir.Value:
+    """The i32 TMEM address (lane << 16 | column) of element `coord` of a tensor-memory buffer.
+
+    The root's address (what tcgen05.alloc returned) plus the element's TLane and TCol: its
+    layout's values, the offsets views dropped and the dynamic slice offsets.
+    """
+    if ref.scope != "tmem":
+        raise LayoutError(f"a {ref.scope} buffer has no tensor-memory address")
+    values = axis_values(ref.layout, ref.shape, coord)
+    dropped = view_offsets(ref)
+    lane = emit.add(emit.add(values.get("TLane", 0), dropped.get("TLane", 0)),
+                    dynamic_axis_offset(ref, "TLane"))
+    col = emit.add(emit.add(values.get("TCol", 0), dropped.get("TCol", 0)),
+                   dynamic_axis_offset(ref, "TCol"))
+    offset = emit.add(emit.mul(lane, 1 << 16), col)
+    base = storage(ref) if base is None else base
+    if isinstance(offset, int) and offset == 0:
+        return base
+    return arith.addi(base, emit.to_i32(offset))
