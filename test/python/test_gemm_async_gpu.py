@@ -134,7 +134,8 @@ def kernel_text(case: Case) -> str:
 module attributes {{gpu.container_module}} {{
   gpu.module @gemm_async {{
     gpu.func @{case.name}(%A: !llvm.ptr, %B: !llvm.ptr, %D: !llvm.ptr) kernel
-        attributes {{known_block_size = array<i32: {THREADS}, 1, 1>, tile.params = ["A", "B", "D"]}} {{
+        attributes {{known_block_size = array<i32: {THREADS}, 1, 1>,
+                    tile.params = ["A", "B", "D"]}} {{
 {body_text}
     }}
   }}

@@ -93,7 +93,7 @@ def shape_and_type(ctx):
 
 # ------------------------------------------------------------------------------ analysis
 def _source_lane(ctx) -> int:
-    """The TMEM lane of the source's first row, checked to be row r -> lane0 + r, col c -> col0 + c."""
+    """The TMEM lane of the source's first row; rows must be on lane0 + r, columns on col0 + c."""
     src = ctx.buffer("src")
     values = src.layout.evaluate_all(src.shape)
     other = [a for a in values if a not in ("TLane", "TCol")]

@@ -109,7 +109,8 @@ class SmemOperand:
 
 
 def _swizzle_modes(buf: BufferType) -> list[str]:
-    return [mode for mode in SWIZZLE_MODES if swizzle_for(mode, buf.elem_bits) == buf.layout.swizzle]
+    return [mode for mode in SWIZZLE_MODES
+            if swizzle_for(mode, buf.elem_bits) == buf.layout.swizzle]
 
 
 def smem_operand(ctx, name: str) -> SmemOperand:
