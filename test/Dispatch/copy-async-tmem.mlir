@@ -33,7 +33,7 @@ gpu.module @m {
     %regs = "tile.alloc_local"() : () -> !R
     %dst = "tile.view"(%regs) : (!R) -> !Rwg
     "tile.copy_async"(%dst, %src) {scope = "warpgroup"} : (!Rwg, !T) -> ()
-    nvvm.tcgen05.wait <load>
+    "tile.tcgen05_wait"() {kind = "ld"} : () -> ()
     gpu.return
   }
 }

@@ -1,7 +1,7 @@
 // tile.gemm_async and tile.copy_async (TMEM -> registers) through tile-to-ptx, checked in the
 // PTX and assembled by ptxas: seed 000's kernel on sm_100a (tcgen05) and its Hopper twin on
 // sm_90a (wgmma). Operand tiles are staged global -> registers -> shared with tile.copy.
-// The TMEM wait and dealloc are written as nvvm ops here.
+// tcgen05.dealloc is written as an nvvm op: tile.tmem_dealloc passes the address as an i32.
 //
 // RUN: split-file %s %t
 // RUN: tilemlir-opt %t/tcgen05.mlir --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_100a})' --emit=ptx -o %t/tcgen05.ptx
@@ -121,7 +121,7 @@ module attributes {gpu.container_module} {
       "tile.mbarrier_wait"(%bar_p, %c0_i32) : (!llvm.ptr<3>, i32) -> ()
       %d_r = "tile.alloc_local"() : () -> !Dr
       "tile.copy_async"(%d_r, %d_t) {scope = "warpgroup"} : (!Dr, !T128) -> ()
-      nvvm.tcgen05.wait <load>
+      "tile.tcgen05_wait"() {kind = "ld"} : () -> ()
       "tile.copy"(%d_g, %d_r) {scope = "warpgroup"} : (!Dg, !Dr) -> ()
       "tile.cta_sync"() : () -> ()
       scf.if %warp0 {
