@@ -8,7 +8,7 @@ located diagnostic instead of an LLVM abort, and so that the tile IR stays targe
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import nvvm
+from mlir.dialects import llvm, nvvm
 
 from tilemlir.dispatch.registry import Predicate, register
 from tilemlir.lowering import emit
@@ -103,7 +103,9 @@ def lower_tmem_dealloc(ctx):
     ncols = ctx.attr("ncols")
 
     def build():
-        nvvm.tcgen05_dealloc(ctx.operand("address"), emit.const_i32(ncols), group=_cta_group(ctx))
+        # NVVM takes the TMEM address as a tensor-memory (addrspace 6) pointer.
+        taddr = llvm.inttoptr(emit.ptr(6), ctx.operand("address"))
+        nvvm.tcgen05_dealloc(taddr, emit.const_i32(ncols), group=_cta_group(ctx))
     return build
 
 
