@@ -2,6 +2,7 @@
 
     python bench/gemm.py --kernels mma_sync --out results/gemm-mma-sync.md
     python bench/gemm.py --kernels hgemm_wgmma_v3 --shapes 4096x4096x4096 --dtypes float16
+    python bench/gemm.py --kernels mma_sync:BK=32,mma_sync:BN=128:STAGES=3 --shapes 8192x8192x8192
 
 D[m, n] = sum_k A[m, k] * B[n, k] (B stored N x K, as in the seeds), fp32 accumulation, output
 in the input type. For every (kernel, shape, dtype):
@@ -48,8 +49,11 @@ def parse_shape(text: str) -> tuple[int, int, int]:
 
 
 def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
-    module, factory = KERNELS[name]
-    return getattr(importlib.import_module(module), factory)(m, n, k, dtype)
+    """`name` is a KERNELS key, optionally with factory parameters: mma_sync:BK=32:STAGES=3."""
+    base, *params = name.split(":")
+    module, factory = KERNELS[base]
+    kwargs = {key: int(value) for key, value in (p.split("=") for p in params)}
+    return getattr(importlib.import_module(module), factory)(m, n, k, dtype, **kwargs)
 
 
 def median_time_ms(fn, input_sets, reps: int, warmup: int) -> float:
@@ -154,7 +158,7 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     for name in args.kernels:
-        if name not in KERNELS:
+        if name.split(":")[0] not in KERNELS:
             p.error(f"unknown kernel {name}; known: {', '.join(KERNELS)}")
     env = environment()
     rows = []
@@ -168,13 +172,13 @@ def main() -> None:
                                error=f"{type(err).__name__}: {err}"[:300])
                 rows.append(row)
                 print(row, flush=True)
-    print(f"\n{'kernel':16s} {'shape':18s} {'dtype':9s} {'ours':>8s} {'cuBLAS':>8s} {'ratio':>6s}")
+    print(f"\n{'kernel':28s} {'shape':16s} {'dtype':9s} {'ours':>7s} {'cuBLAS':>7s} {'ratio':>6s}")
     for r in rows:
         if "error" in r:
-            print(f"{r['kernel']:16s} {r['shape']:18s} {r['dtype']:9s} FAILED {r['error'][:60]}")
+            print(f"{r['kernel']:28s} {r['shape']:16s} {r['dtype']:9s} FAILED {r['error'][:60]}")
         else:
-            print(f"{r['kernel']:16s} {r['shape']:18s} {r['dtype']:9s} {r['ours_tflops']:8.1f} "
-                  f"{r['cublas_tflops']:8.1f} {r['ratio']:6.3f}")
+            print(f"{r['kernel']:28s} {r['shape']:16s} {r['dtype']:9s} {r['ours_tflops']:7.1f} "
+                  f"{r['cublas_tflops']:7.1f} {r['ratio']:6.3f}")
     if args.out:
         write_markdown(args.out, env, rows, args)
 

@@ -7,7 +7,8 @@ accumulation, output in the input type. Structure (CUTLASS's sm80 "multistage" r
     CTAs are rasterised in groups of GROUP_M tile rows so that CTAs running together share
     their A and B tiles in L2;
   * STAGES shared-memory stages of A (BM x BK) and B (BN x BK), 128-byte swizzled, filled by
-    cp.async (16-byte chunks, the whole CTA cooperating) STAGES - 1 k-tiles ahead;
+    cp.async (16-byte chunks, the whole CTA cooperating) STAGES - 1 k-tiles ahead (rows of
+    BK = 32 use the 64-byte swizzle);
   * per 16-deep k-step each warp loads its A (WM x 16) and B (WN x 16) fragments with
     ldmatrix.x4 and issues (WM / 16) x (WN / 8) mma.sync.m16n8k16, accumulating in registers;
   * the epilogue converts the accumulators to the output type and stores them.
@@ -39,8 +40,10 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     warps_m, warps_n = BM // WM, BN // WN
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, K // BK
     group_m = math.gcd(GROUP_M, tiles_m)
-    a_smem = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
-    b_smem = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    row_bytes = BK * 2                                            # 16-bit elements
+    swizzle = "128B" if row_bytes >= 128 else f"{row_bytes}B"    # rows of 32/64 bytes: narrower
+    a_smem = T.mma_shared_layout(dtype, swizzle, (STAGES * BM, BK))
+    b_smem = T.mma_shared_layout(dtype, swizzle, (STAGES * BN, BK))
     a_frag, b_frag_kn, acc_frag = fragments(WM, WN, 16)
     b_frag = b_frag_kn.permute_by_groups((16, WN), (1, 0))      # B fragments read as N x K
 
