@@ -22,11 +22,12 @@
 // SM100A: .target sm_100a
 // PTX: .visible .entry gemm_16x8x16(
 // PTX: .maxntid 32, 1, 1
-// PTX-COUNT-8: ld.global.b16
+// A's register pairs are consecutive in memory (4-byte loads), B's run down a column (2-byte
+// loads); D's pairs are stored 8 bytes at a time (the vector_registers copy).
+// PTX-COUNT-4: ld.global.b32
+// PTX-COUNT-4: ld.global.b16
 // PTX: mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // PTX-NEXT: {%r[[D0:[0-9]+]], %r[[D1:[0-9]+]], %r[[D2:[0-9]+]], %r[[D3:[0-9]+]]},
 // PTX-NOT: mma.sync
-// PTX: st.global.b32 {{.*}}, %r[[D0]];
-// PTX: st.global.b32 {{.*}}, %r[[D1]];
-// PTX: st.global.b32 {{.*}}, %r[[D2]];
-// PTX: st.global.b32 {{.*}}, %r[[D3]];
+// PTX: st.global.v2.b32 [{{.*}}], {%r[[D0]], %r[[D1]]};
+// PTX: st.global.v2.b32 [{{.*}}], {%r[[D2]], %r[[D3]]};

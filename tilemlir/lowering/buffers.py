@@ -15,10 +15,12 @@ swizzles absolute shared-memory addresses.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
+import numpy as np
 from mlir import ir
-from mlir.dialects import arith
+from mlir.dialects import arith, llvm
 
 from tilemlir.ir.types import BufferType, parse_buffer_type
 from tilemlir.layout import LayoutError, TileLayout
@@ -247,3 +249,241 @@ def tmem_address(ref: BufferRef, coord: list[Index], base: ir.Value | None = Non
     if isinstance(offset, int) and offset == 0:
         return base
     return arith.addi(base, emit.to_i32(offset))
+
+
+# ------------------------------------------------------------------------------ access planning
+# The copies that move whole rows or 16-byte chunks (ldmatrix, vector and cp.async copies) know
+# statically which element each thread reaches in each access. They describe it as a table of
+# pre-swizzle offsets, one row per access and one column per thread, and `plan_accesses` turns it
+# into addresses that are cheap at run time: a thread part built once from the thread index
+# (shared by every access and every copy op after CSE) and a static part per access that lands
+# in the instruction's immediate offset.
+
+GLOBAL_ALIGNMENT = 16  # bytes; tile.global pointers are assumed 16-byte aligned (cudaMalloc: 256)
+
+
+def known_multiple(value: ir.Value, _depth: int = 0) -> int:
+    """A number `value` is known to be a multiple of (0: it is zero; 1: nothing known)."""
+    if _depth > 32:
+        return 1
+    owner = value.owner
+    if isinstance(owner, ir.Block):
+        parent = owner.owner
+        if parent is not None and parent.name == "scf.for" and value == owner.arguments[0]:
+            lower, step = parent.operands[0], parent.operands[2]
+            return math.gcd(known_multiple(lower, _depth + 1), known_multiple(step, _depth + 1))
+        return 1
+    name = owner.name
+    if name == "arith.constant":
+        attr = owner.attributes["value"]
+        return abs(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else 1
+    operands = [known_multiple(v, _depth + 1) for v in list(owner.operands)[:2]]
+    if name == "arith.muli":
+        return operands[0] * operands[1]
+    if name in ("arith.addi", "arith.subi"):
+        return math.gcd(*operands)
+    if name == "arith.shli":
+        shift = _constant(owner.operands[1])
+        return operands[0] << shift if shift is not None else operands[0]
+    if name in ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi"):
+        return operands[0]
+    if name == "arith.select":
+        return math.gcd(known_multiple(owner.operands[1], _depth + 1),
+                        known_multiple(owner.operands[2], _depth + 1))
+    return 1
+
+
+def _constant(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _dynamic_terms(ref: BufferRef):
+    """Per dynamic slice offset: ([(extent, stride)] of its dim's memory iterators, value)."""
+    for src, dim, value in ref.dynamic:
+        group = src.layout.replace(offset={}).group(src.shape)[dim]
+        yield [(it.extent, it.stride) for it in group if it.axis == "m"], value
+
+
+def dynamic_multiple(ref: BufferRef) -> int:
+    """A number the dynamic part of ref's base offset is known to be a multiple of (0: none)."""
+    total = 0
+    for iters, value in _dynamic_terms(ref):
+        mult = known_multiple(value)
+        inner = math.prod(e for e, _ in iters[1:])
+        if len(iters) == 1:
+            term = mult * iters[0][1]
+        elif mult % inner == 0:           # only the outermost digit moves
+            term = mult // inner * iters[0][1]
+        else:
+            term = math.gcd(*(s for _, s in iters))
+        total = math.gcd(total, term)
+    return total
+
+
+def dynamic_offset(ref: BufferRef) -> Index:
+    """The dynamic part of ref's (pre-swizzle) base offset, in elements.
+
+    Like `base_offset` without the static part, and without reducing the outermost digit of a
+    slice offset modulo its extent: a slice offset is in range by construction.
+    """
+    total: Index = 0
+    for iters, value in _dynamic_terms(ref):
+        x: Index = value
+        inner = 1
+        for k, (extent, stride) in enumerate(reversed(iters)):
+            digit = emit.div(x, inner)
+            if k < len(iters) - 1:
+                digit = emit.rem(digit, extent)
+            total = emit.add(total, emit.mul(digit, stride))
+            inner *= extent
+    return total
+
+
+def static_offsets(ref: BufferRef) -> np.ndarray:
+    """Each element's pre-swizzle offset in the root storage, dynamic slice offsets left out."""
+    values = ref.layout.replace(swizzle=None).evaluate_all(ref.shape)
+    return values.get("m", np.zeros(ref.shape, dtype=np.int64)) + ref.static_base
+
+
+def root_alignment(ref: BufferRef) -> int:
+    """The byte alignment of the root storage's first element."""
+    owner = ref.root.owner
+    if owner.name == "tile.alloc_shared":
+        from tilemlir.lowering.materialize import SMEM_ALIGN
+        offset = ir.IntegerAttr(owner.attributes["offset"]).value
+        return min(SMEM_ALIGN, offset & -offset) if offset else SMEM_ALIGN
+    return GLOBAL_ALIGNMENT
+
+
+def vector_limit(ref: BufferRef, max_bytes: int = 16) -> tuple[int, str | None]:
+    """(n, why): the most elements (a power of two, n * elem <= max_bytes) one aligned vector
+    access may move through `ref` as far as its base and swizzle allow, and what stops it from
+    moving more (None when only `max_bytes` does). Whether the elements are contiguous is the
+    caller's business (see `static_offsets`)."""
+    elem_bytes = max(ref.type.elem_bits // 8, 1)
+    n, why = max(max_bytes // elem_bytes, 1), None
+    limits = [(root_alignment(ref) // elem_bytes, f"its storage is {root_alignment(ref)}-byte "
+                                                  f"aligned")]
+    sw = ref.layout.swizzle
+    if sw is not None:
+        limits.append((1 << sw.base, f"its swizzle {sw} permutes {1 << sw.base}-element groups"))
+    mult = dynamic_multiple(ref)
+    if ref.dynamic and mult:
+        limits.append((mult & -mult, f"its dynamic offset is only known to be a multiple of "
+                                     f"{mult & -mult} elements"))
+    elif ref.dynamic:
+        limits.append((n, None))
+    for limit, reason in limits:
+        if limit < n:
+            n, why = max(limit, 1), reason
+    return n, why
+
+
+@dataclass(frozen=True)
+class _Access:
+    thread: object          # threads.ThreadAffine: the thread part before the swizzle
+    high: int               # static offset, a multiple of the swizzle period (added last)
+    low: int                # static offset below the period (before the swizzle)
+    mode: str               # "add": + delta after the swizzled thread part; "xor": ^ delta;
+    delta: int              # "swizzle": swizzle(thread part + low) per access
+
+
+class AccessPlan:
+    """Addresses of a buffer's accesses: thread part once, static part per access.
+
+    With offset(j, t) = swizzle(B + S_j + F_j(t)) for access j of thread t (B the dynamic slice
+    offset, S_j static, F_j the fitted thread part) and a swizzle of period P:
+      - no swizzle: ptr + (B + F_j(t)) + S_j;
+      - P divides B (and S_j = H_j + L_j, P | H_j): B commutes with the swizzle, so the
+        access is (B + swizzle(F_j(t))) + d_j + H_j, or (B + swizzle(F_j(t))) ^ x_j + H_j, when
+        swizzle(L_j + F_j(t)) differs from swizzle(F_j(t)) by a constant d_j (or XOR x_j) for all t;
+      - otherwise swizzle(B + F_j(t) + L_j) + H_j, the swizzle computed per access.
+    """
+
+    def __init__(self, ref: BufferRef, accesses: list[_Access]):
+        self.ref = ref
+        self.accesses = accesses
+
+    @property
+    def swizzled_per_access(self) -> int:
+        return sum(a.mode == "swizzle" for a in self.accesses)
+
+    def pointers(self, t: Index, base: ir.Value) -> list[ir.Value]:
+        """One pointer per access for thread index `t`, built at the insertion point."""
+        sw = self.ref.layout.swizzle
+        dynamic = dynamic_offset(self.ref)
+        elem = self.ref.type.elem
+        parts: dict = {}
+
+        def part(thread, swizzled: bool) -> Index:
+            key = (thread, swizzled)
+            if key not in parts:
+                value = thread.emit(t)
+                parts[key] = emit.add(dynamic, apply_swizzle(self.ref.layout, value)
+                                      if swizzled else value)
+            return parts[key]
+
+        elem_bytes = max(self.ref.type.elem_bits // 8, 1)
+        addresses: dict = {}
+
+        def flipped(thread, delta: int) -> ir.Value:
+            """&base[part ^ delta] as (address ^ delta bytes): one XOR per access. Exact when
+            the storage is aligned past delta, so the XOR only touches the offset's bits."""
+            if thread not in addresses:
+                addresses[thread] = llvm.ptrtoint(emit.i64(),
+                                                  emit.gep(base, elem, part(thread, True)))
+            flipped = arith.xori(addresses[thread], emit.const(delta * elem_bytes, emit.i64()))
+            return llvm.inttoptr(base.type, flipped)
+
+        result = []
+        for a in self.accesses:
+            if a.mode == "swizzle":
+                offset = apply_swizzle(self.ref.layout, emit.add(part(a.thread, False), a.low))
+                pointer, static = emit.gep(base, elem, offset), a.high
+            elif a.mode == "xor" and root_alignment(self.ref) > a.delta * elem_bytes:
+                pointer, static = flipped(a.thread, a.delta), a.high
+            elif a.mode == "xor":
+                offset = emit.xor(part(a.thread, True), a.delta)
+                pointer, static = emit.gep(base, elem, offset), a.high
+            else:
+                pointer = emit.gep(base, elem, part(a.thread, sw is not None))
+                static = a.high + a.delta
+            result.append(emit.gep(pointer, elem, static))
+        return result
+
+
+def plan_accesses(ref: BufferRef, rows: list) -> AccessPlan:
+    """The AccessPlan of `rows[j][t]`, access j's pre-swizzle static offset for thread t
+    (static_base included, dynamic slice offsets not); a row may be shorter than the thread
+    count when only its first threads access. LayoutError when a row is not an affine function
+    of the thread index."""
+    from tilemlir.lowering.cuda.threads import fit_thread_affine
+    sw = ref.layout.swizzle
+    commutes = sw is None or dynamic_multiple(ref) % sw.period == 0
+    accesses = []
+    for j, row in enumerate(rows):
+        row = np.asarray(row, dtype=np.int64)
+        fit = fit_thread_affine(row)
+        if fit is None:
+            raise LayoutError(f"the threads' offsets in access {j} ({row[:8].tolist()}...) are "
+                              f"not an affine function of the thread index")
+        static = int(row[0])
+        if sw is None:
+            accesses.append(_Access(fit, static, 0, "add", 0))
+            continue
+        high, low = static - static % sw.period, static % sw.period
+        mode, delta = "swizzle", 0
+        if commutes:
+            thread = fit.evaluate(np.arange(len(row), dtype=np.int64))
+            plain, moved = sw.apply(thread), sw.apply(thread + low)
+            if (moved - plain == moved[0] - plain[0]).all():
+                mode, delta = "add", int(moved[0] - plain[0])
+            elif ((moved ^ plain) == (moved[0] ^ plain[0])).all() and \
+                    int(moved[0] ^ plain[0]) < sw.period:
+                mode, delta = "xor", int(moved[0] ^ plain[0])
+        accesses.append(_Access(fit, high, low, mode, delta))
+    return AccessPlan(ref, accesses)

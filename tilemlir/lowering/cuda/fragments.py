@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilemlir.ir.types import BufferType
+from tilemlir.layout import LayoutError
 
 # Each thread axis as a multiple of the linear thread index inside the CTA.
 THREAD_AXIS_WEIGHT = {"laneid": 1, "tid_in_wg": 1, "tx": 1, "wid_in_wg": 32, "warpid": 32,
@@ -55,3 +56,25 @@ def first_mismatch(actual: np.ndarray, expected: np.ndarray):
     """Index of the first element where the arrays differ, or None."""
     diff = np.argwhere(actual != expected)
     return tuple(int(i) for i in diff[0]) if len(diff) else None
+
+
+def slot_table(buf: BufferType, threads: int) -> np.ndarray:
+    """(threads, slots) array: the flat (row-major) index of the element thread t keeps in
+    register slot s, -1 where it keeps none. Threads are numbered lane + 32 * warp; an axis the
+    layout does not name gives every thread along it the same elements. Raises LayoutError when
+    a thread would keep two elements in one slot."""
+    tm = thread_map(buf)
+    flat = np.arange(buf.size, dtype=np.int64)
+    lane, warp, slot = tm.lane.reshape(-1), tm.warp.reshape(-1), tm.slot.reshape(-1)
+    table = np.full((threads, int(slot.max()) + 1 if slot.size else 0), -1, dtype=np.int64)
+    t = np.arange(threads)
+    for ln, wp in {(int(a), int(b)) for a, b in zip(lane, warp)}:
+        holders = t[((t % 32 == ln) | (ln < 0)) & ((t // 32 == wp) | (wp < 0))]
+        mine = (lane == ln) & (warp == wp)
+        for h in holders:
+            row = table[h]
+            if (row[slot[mine]] >= 0).any() or len(np.unique(slot[mine])) < int(mine.sum()):
+                raise LayoutError(f"{buf.layout}: thread {int(h)} would keep two elements in "
+                                  f"one register slot")
+            row[slot[mine]] = flat[mine]
+    return table
