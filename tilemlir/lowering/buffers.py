@@ -372,11 +372,9 @@ def vector_limit(ref: BufferRef, max_bytes: int = 16) -> tuple[int, str | None]:
     if sw is not None:
         limits.append((1 << sw.base, f"its swizzle {sw} permutes {1 << sw.base}-element groups"))
     mult = dynamic_multiple(ref)
-    if ref.dynamic and mult:
+    if mult:
         limits.append((mult & -mult, f"its dynamic offset is only known to be a multiple of "
                                      f"{mult & -mult} elements"))
-    elif ref.dynamic:
-        limits.append((n, None))
     for limit, reason in limits:
         if limit < n:
             n, why = max(limit, 1), reason

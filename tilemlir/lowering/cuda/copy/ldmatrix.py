@@ -220,6 +220,8 @@ def plan(ctx, registers: str, memory: str) -> MatrixPlan:
         raise Reject(f"matrix rows are 16 bytes, but the {memory} buffer only allows "
                      f"{limit}-element accesses: {why}")
     nthreads = ctx.scope_threads()
+    if nthreads % 32:
+        raise Reject(f"the {ctx.scope} has {nthreads} threads, not whole warps")
     try:
         table = fragments.slot_table(reg_ref.type, nthreads)
     except LayoutError as err:
