@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: GPU tests, the demo, GEMM config sweep, benchmarks, a profile.
+#   bash bench/device_session.sh [steps...]    steps: tests demo sweep gemm twins profile
+# Logs and results land in $OUT (or ./device-out). Assumes the .devbundle is unpacked and
+# PYTHONPATH set (see ../shared/device/README.md).
+set -uo pipefail
+out=${OUT:-device-out}; mkdir -p "$out"
+steps=${*:-tests demo sweep gemm twins profile}
+export TILEMLIR_CACHE_DIR=/tmp/tilemlir-cache
+nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader | tee "$out/gpu.txt"
+for step in $steps; do
+  echo "=== $step $(date -u +%H:%M:%S)"
+  case $step in
+    tests)   python3 -m pytest -q -rs -m gpu test/python 2>&1 | tee "$out/gpu_tests.log" | tail -15 ;;
+    demo)    python3 -m tilemlir.tools.demo 2>&1 | tee "$out/demo.log" ;;
+    sweep)   python3 bench/gemm.py --shapes 8192x8192x8192 --dtypes float16 --reps 20 --checks 1 \
+               --kernels "${SWEEP:-mma_sync,mma_sync:BK=32,mma_sync:BK=32:STAGES=5,mma_sync:BM=256:BN=128:STAGES=3,mma_sync:BN=128:STAGES=3}" \
+               --out "$out/sweep.md" 2>&1 | tail -8 ;;
+    gemm)    python3 bench/gemm.py --kernels "${GEMM:-mma_sync}" --out "$out/gemm-mma-sync.md" 2>&1 | tail -12 ;;
+    twins)   python3 bench/gemm.py --kernels hgemm_wgmma_v1,hgemm_wgmma_v2,hgemm_wgmma_v3 \
+               --shapes 4096x4096x4096 --out "$out/gemm-wgmma-twins.md" 2>&1 | tail -8 ;;
+    profile) ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:gemm \
+               --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+               --section WarpStateStats --section Occupancy --section LaunchStats \
+               python3 bench/profile_gemm.py "${PROFILE:-mma_sync}" 8192 > "$out/ncu.txt" 2>&1; tail -5 "$out/ncu.txt" ;;
+  esac
+done
