@@ -152,3 +152,26 @@ def test_ops_carry_the_python_source_location():
         out[1] = 5  # marker-loc
     text = k.ir()
     assert f'loc("{__file__}":{_line_of(k, "marker-loc")}:' in text
+
+
+def test_functions_defined_in_a_kernel_are_inlined_where_called():
+    @T.kernel
+    def k(out: T.Buffer((4,), "int32")):
+        tid = T.thread_id([32])
+
+        def twice(x, extra=0):
+            y = x * 2
+            return y + extra
+
+        out[0] = twice(tid)
+        out[1] = twice(tid, 1)
+    text = str(k.build())
+    assert text.count("arith.muli") == 2 and text.count("llvm.store") == 2
+
+
+def test_a_return_outside_a_function_is_rejected():
+    @T.kernel
+    def k(out: T.Buffer((1,), "int32")):
+        T.thread_id([32])
+        return  # marker-return
+    assert "return is not supported in a kernel body" in _error(k)

@@ -67,6 +67,39 @@ def assigned_names(stmts) -> list[str]:
     return names
 
 
+class _Return(Exception):
+    def __init__(self, value):
+        self.value = value
+
+
+class _Macro:
+    """A function defined inside a kernel: calling it interprets its body in place (inlined),
+    with its parameters bound in a scope of its own."""
+
+    def __init__(self, interpreter: "Interpreter", node: ast.FunctionDef):
+        self.interpreter = interpreter
+        self.node = node
+        if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
+            raise KernelError("functions in a kernel take plain positional parameters")
+
+    def __call__(self, *args):
+        params = [a.arg for a in self.node.args.args]
+        defaults = [self.interpreter.eval(d) for d in self.node.args.defaults]
+        if not len(params) - len(defaults) <= len(args) <= len(params):
+            raise KernelError(f"{self.node.name}() takes {len(params)} arguments, got {len(args)}")
+        values = list(args) + defaults[len(defaults) - (len(params) - len(args)):]
+        scope = _Scope(False)
+        scope.update(zip(params, values))
+        self.interpreter.scopes.append(scope)
+        try:
+            self.interpreter.exec_block(self.node.body)
+        except _Return as ret:
+            return ret.value
+        finally:
+            self.interpreter.scopes.pop()
+        return None
+
+
 class _Scope(dict):
     def __init__(self, device_boundary: bool):
         super().__init__()
@@ -150,7 +183,7 @@ class Interpreter:
                 if self.builder else _nullcontext():
             try:
                 return thunk()
-            except _Located:
+            except (_Located, _Return):
                 raise
             except (KernelError, LayoutError, TypeError, ValueError, AttributeError, IndexError,
                     KeyError, NameError, ZeroDivisionError) as err:
@@ -225,8 +258,14 @@ class Interpreter:
             if not self.eval(node.test):
                 msg = self.eval(node.msg) if node.msg is not None else "assertion failed"
                 raise KernelError(str(msg))
-        elif isinstance(node, ast.Return) and node.value is None:
-            raise KernelError("return is not supported inside a kernel body")
+        elif isinstance(node, ast.FunctionDef):
+            if node.decorator_list:
+                raise KernelError("functions inside a kernel cannot be decorated")
+            self.assign_name(node.name, _Macro(self, node))
+        elif isinstance(node, ast.Return):
+            if len(self.scopes) == 1:
+                raise KernelError("return is not supported in a kernel body")
+            raise _Return(self.eval(node.value) if node.value is not None else None)
         elif isinstance(node, ast.While):
             raise KernelError("while loops are not supported: use `for i in T.serial(n)`")
         else:

@@ -11,6 +11,8 @@ accumulation, output in the input type. Structure (CUTLASS's sm80 "multistage" r
     BK = 32 use the 64-byte swizzle);
   * per 16-deep k-step each warp loads its A (WM x 16) and B (WN x 16) fragments with
     ldmatrix.x4 and issues (WM / 16) x (WN / 8) mma.sync.m16n8k16, accumulating in registers;
+    fragments are double-buffered so the next step's loads overlap this step's MMAs, and the
+    one barrier per k-tile sits before the tile's last step (CUTLASS's multistage schedule);
   * the epilogue converts the accumulators to the output type and stores them.
 
 Shapes must be multiples of the CTA tile; others are rejected with a clear message.
@@ -37,6 +39,9 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     if BM % WM or BN % WN or WM % 16 or WN % 16 or BK % 16:
         raise ShapeError(f"gemm_mma_sync: warp tile {WM}x{WN} must divide the CTA tile "
                          f"{BM}x{BN} in multiples of 16, and BK={BK} be a multiple of 16")
+    KK = BK // 16                                                   # mma k-steps per k-tile
+    if KK % 2 and KK != 1:
+        raise ShapeError(f"gemm_mma_sync: BK={BK} must give an even number of 16-deep k-steps")
     warps_m, warps_n = BM // WM, BN // WN
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, K // BK
     group_m = math.gcd(GROUP_M, tiles_m)
@@ -65,34 +70,49 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
         As = pool.alloc((STAGES * BM, BK), dtype, layout=a_smem)
         Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_smem)
         pool.commit()
-        A_f = T.alloc_local((WM, 16), dtype, layout=a_frag)
-        B_f = T.alloc_local((WN, 16), dtype, layout=b_frag)
+        # Two register sets for the fragments: the next k-step's load overlaps this one's MMAs.
+        frags = [(T.alloc_local((WM, 16), dtype, layout=a_frag),
+                  T.alloc_local((WN, 16), dtype, layout=b_frag)) for _ in range(2)]
         acc = T.alloc_local((WM, WN), "float32", layout=acc_frag)
         Tx.warp.fill(acc, 0.0)
 
-        # Prologue: the first STAGES - 1 k-tiles in flight.
+        def load_fragments(regs, stage, kk):
+            Tx.warp.copy(regs[0], As[stage * BM + wm:stage * BM + wm + WM, kk * 16:kk * 16 + 16])
+            Tx.warp.copy(regs[1], Bs[stage * BN + wn:stage * BN + wn + WN, kk * 16:kk * 16 + 16])
+
+        def issue_tile(t, stage):
+            Tx.cta.copy_async(As[stage * BM:stage * BM + BM, :], A[m0:m0 + BM, t * BK:t * BK + BK])
+            Tx.cta.copy_async(Bs[stage * BN:stage * BN + BN, :], B[n0:n0 + BN, t * BK:t * BK + BK])
+
+        # Prologue: the first STAGES - 1 k-tiles in flight, the first fragments loaded.
         for s in T.unroll(STAGES - 1):
             if s < k_tiles:
-                Tx.cta.copy_async(As[s * BM:(s + 1) * BM, :], A[m0:m0 + BM, s * BK:(s + 1) * BK])
-                Tx.cta.copy_async(Bs[s * BN:(s + 1) * BN, :], B[n0:n0 + BN, s * BK:(s + 1) * BK])
+                issue_tile(s, s)
             T.ptx.cp_async.commit_group()
+        T.ptx.cp_async.wait_group(STAGES - 2)
+        T.cuda.cta_sync()
+        load_fragments(frags[0], 0, 0)
 
+        # Main loop (CUTLASS's multistage schedule): at the last k-step of tile kt, wait for
+        # tile kt + 1 and pass the barrier, so that its first fragments load while the last
+        # MMAs of tile kt run; at the first k-step, refill the stage every warp left at that
+        # barrier (the one tile kt - 1 used) with tile kt + STAGES - 1.
         for kt in T.serial(k_tiles):
-            # k-tile kt has landed (at most STAGES - 2 younger groups pending); every warp is
-            # done with the stage the next copy overwrites.
-            T.ptx.cp_async.wait_group(STAGES - 2)
-            T.cuda.cta_sync()
-            nxt = kt + (STAGES - 1)
-            if nxt < k_tiles:
-                ns = nxt % STAGES
-                Tx.cta.copy_async(As[ns * BM:ns * BM + BM, :], A[m0:m0 + BM, nxt * BK:nxt * BK + BK])
-                Tx.cta.copy_async(Bs[ns * BN:ns * BN + BN, :], B[n0:n0 + BN, nxt * BK:nxt * BK + BK])
-            T.ptx.cp_async.commit_group()
-
             st = kt % STAGES
-            for kk in T.unroll(BK // 16):
-                Tx.warp.copy(A_f, As[st * BM + wm:st * BM + wm + WM, kk * 16:kk * 16 + 16])
-                Tx.warp.copy(B_f, Bs[st * BN + wn:st * BN + wn + WN, kk * 16:kk * 16 + 16])
+            for kk in T.unroll(KK):
+                if kk == KK - 1:
+                    T.ptx.cp_async.wait_group(STAGES - 2)
+                    T.cuda.cta_sync()
+                if kk + 1 < KK:
+                    load_fragments(frags[(kk + 1) % 2], st, kk + 1)
+                else:
+                    load_fragments(frags[(kk + 1) % 2], (kt + 1) % STAGES, 0)
+                if kk == 0:
+                    nxt = kt + (STAGES - 1)
+                    if nxt < k_tiles:
+                        issue_tile(nxt, nxt % STAGES)
+                    T.ptx.cp_async.commit_group()
+                A_f, B_f = frags[kk % 2]
                 Tx.warp.gemm(acc, A_f, B_f, acc, transpose_B=True, beta=1.0)
 
         T.ptx.cp_async.wait_group(0)
