@@ -17,7 +17,7 @@ for step in $steps; do
                --kernels "${SWEEP:-mma_sync,mma_sync:BK=32,mma_sync:BK=32:STAGES=5,mma_sync:BM=256:BN=128:STAGES=3,mma_sync:BN=128:STAGES=3}" \
                --out "$out/sweep.md" 2>&1 | tail -8 ;;
     gemm)    python3 bench/gemm.py --kernels "${GEMM:-mma_sync}" --out "$out/gemm-mma-sync.md" 2>&1 | tail -12 ;;
-    twins)   python3 bench/gemm.py --kernels hgemm_wgmma_v1,hgemm_wgmma_v2,hgemm_wgmma_v3 \
+    twins)   python3 bench/gemm.py --kernels hgemm_wgmma_v1@128x128x64,hgemm_wgmma_v2@128x128x4096,hgemm_wgmma_v3 \
                --shapes 4096x4096x4096 --out "$out/gemm-wgmma-twins.md" 2>&1 | tail -8 ;;
     profile) ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:gemm \
                --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \

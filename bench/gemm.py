@@ -3,6 +3,7 @@
     python bench/gemm.py --kernels mma_sync --out results/gemm-mma-sync.md
     python bench/gemm.py --kernels hgemm_wgmma_v3 --shapes 4096x4096x4096 --dtypes float16
     python bench/gemm.py --kernels mma_sync:BK=32,mma_sync:BN=128:STAGES=3 --shapes 8192x8192x8192
+    python bench/gemm.py --kernels hgemm_wgmma_v1@128x128x64,hgemm_wgmma_v3   # a kernel's own shape
 
 D[m, n] = sum_k A[m, k] * B[n, k] (B stored N x K, as in the seeds), fp32 accumulation, output
 in the input type. For every (kernel, shape, dtype):
@@ -56,20 +57,24 @@ def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
     return getattr(importlib.import_module(module), factory)(m, n, k, dtype, **kwargs)
 
 
-def median_time_ms(fn, input_sets, reps: int, warmup: int) -> float:
+def median_times_ms(fns, input_sets, reps: int, warmup: int) -> list[float]:
+    """Median CUDA-event time of each function; the functions alternate launch by launch, so
+    clock and power drift during the run affects them alike."""
     stream = torch.cuda.current_stream()
     for i in range(warmup):
-        fn(*input_sets[i % len(input_sets)])
-    times = []
+        for fn in fns:
+            fn(*input_sets[i % len(input_sets)])
+    times = [[] for _ in fns]
     for i in range(reps):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         args = input_sets[i % len(input_sets)]
-        start.record(stream)
-        fn(*args)
-        end.record(stream)
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return statistics.median(times)
+        for fn, out in zip(fns, times):
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start.record(stream)
+            fn(*args)
+            end.record(stream)
+            end.synchronize()
+            out.append(start.elapsed_time(end))
+    return [statistics.median(t) for t in times]
 
 
 def check(kernel, m, n, k, dtype, tolerance: float) -> float:
@@ -101,10 +106,9 @@ def run_one(name, shape, dtype_name, args) -> dict:
         b = torch.randn(n, k, device="cuda", dtype=dtype)
         sets.append((a, b, torch.empty(m, n, device="cuda", dtype=dtype)))
     stream = torch.cuda.current_stream().cuda_stream
-    ours = median_time_ms(lambda a, b, d: kernel.launch(a, b, d, stream=stream), sets,
-                          args.reps, args.warmup)
-    peer = median_time_ms(lambda a, b, d: torch.matmul(a, b.T, out=d), sets, args.reps,
-                          args.warmup)
+    ours, peer = median_times_ms([lambda a, b, d: kernel.launch(a, b, d, stream=stream),
+                                  lambda a, b, d: torch.matmul(a, b.T, out=d)],
+                                 sets, args.reps, args.warmup)
     flops = 2.0 * m * n * k
     return dict(kernel=name, shape=f"{m}x{n}x{k}", dtype=dtype_name,
                 ours_tflops=flops / ours / 1e9, cublas_tflops=flops / peer / 1e9,
@@ -127,7 +131,7 @@ def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
              f"- command: `{env['command']}`",
              f"- method: D = A.B^T (B stored N x K); {args.sets} input sets rotated, "
              f"{args.warmup} warm-up launches, median of {args.reps} CUDA-event timings of single "
-             f"launches; ours launched with the driver API on torch's stream; correctness "
+             f"launches, ours and cuBLAS alternating launch by launch; ours launched with the driver API on torch's stream; correctness "
              f"checked {args.checks}x on fresh random-normal inputs with NaN-poisoned outputs "
              f"against a float32 reference (tolerance {args.tolerance})", "",
              "| kernel | M x N x K | dtype | ours TFLOP/s | cuBLAS TFLOP/s | ratio | ours ms | "
@@ -158,12 +162,13 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     for name in args.kernels:
-        if name.split(":")[0] not in KERNELS:
+        if name.split(":")[0].split("@")[0] not in KERNELS:
             p.error(f"unknown kernel {name}; known: {', '.join(KERNELS)}")
     env = environment()
     rows = []
-    for name in args.kernels:
-        for shape in args.shapes:
+    for spec in args.kernels:
+        name, _, own_shape = spec.partition("@")
+        for shape in ([own_shape] if own_shape else args.shapes):
             for dtype in args.dtypes:
                 try:
                     row = run_one(name, parse_shape(shape), dtype, args)

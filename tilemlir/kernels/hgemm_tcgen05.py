@@ -16,7 +16,14 @@ from tilemlir.lang import S, TCol, TileLayout, TLane, tid_in_wg
 Tx = T.tile
 
 
+def _require(kernel: str, condition: bool, what: str, M, N, K) -> None:
+    """The seed's steps are written for particular shapes; say so instead of failing later."""
+    if not condition:
+        raise ValueError(f"{kernel} {what}; got M={M}, N={N}, K={K}")
+
+
 def hgemm_v1(M, N, K):
+    _require("hgemm_v1", (M, N, K) == (128, 128, 64), "computes one 128x128 tile with K = 64", M, N, K)
     a_type, b_type, d_type, acc_type = "float16", "float16", "float16", "float32"
     BLK_M, BLK_N, BLK_K = 128, 128, 64
     A_layout = T.mma_shared_layout(a_type, T.SwizzleMode.SWIZZLE_128B_ATOM, (BLK_M, BLK_K))
@@ -89,6 +96,8 @@ def hgemm_v1(M, N, K):
 
 
 def hgemm_v2(M, N, K):
+    _require("hgemm_v2", (M, N) == (128, 128) and K % 64 == 0,
+             "computes one 128x128 tile, K a multiple of 64", M, N, K)
     a_type, b_type, d_type, acc_type = "float16", "float16", "float16", "float32"
     BLK_M, BLK_N, BLK_K = 128, 128, 64
     K_TILES = K // BLK_K
@@ -162,6 +171,8 @@ def hgemm_v2(M, N, K):
 
 
 def hgemm_v3(M, N, K):
+    _require("hgemm_v3", M % 128 == 0 and N % 128 == 0 and K % 64 == 0,
+             "needs M, N multiples of 128 and K a multiple of 64", M, N, K)
     a_type, b_type, d_type, acc_type = "float16", "float16", "float16", "float32"
     BLK_M, BLK_N, BLK_K = 128, 128, 64
     K_TILES = K // BLK_K

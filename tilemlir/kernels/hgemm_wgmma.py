@@ -16,6 +16,12 @@ from tilemlir.lowering.cuda.gemm_async.fragments import wgmma_accumulator_layout
 Tx = T.tile
 
 
+def _require(kernel: str, condition: bool, what: str, M, N, K) -> None:
+    """The seed's steps are written for particular shapes; say so instead of failing later."""
+    if not condition:
+        raise ValueError(f"{kernel} {what}; got M={M}, N={N}, K={K}")
+
+
 def _config(dtype):
     BLK_M, BLK_N, BLK_K = 128, 128, 64
     A_layout = T.mma_shared_layout(dtype, T.SwizzleMode.SWIZZLE_128B_ATOM, (BLK_M, BLK_K))
@@ -25,6 +31,8 @@ def _config(dtype):
 
 def hgemm_wgmma_v1(M, N, K, dtype="float16"):
     """One 128x128 output tile, K = 64: load, one gemm_async, wait, write back."""
+    _require("hgemm_wgmma_v1", (M, N, K) == (128, 128, 64), "computes one 128x128 tile with K = 64",
+             M, N, K)
     BLK_M, BLK_N, BLK_K, A_layout, B_layout, acc_layout = _config(dtype)
 
     @T.prim_func
@@ -65,6 +73,8 @@ def hgemm_wgmma_v1(M, N, K, dtype="float16"):
 
 def hgemm_wgmma_v2(M, N, K, dtype="float16"):
     """One output tile, a K loop over 64-wide chunks accumulating into the same registers."""
+    _require("hgemm_wgmma_v2", (M, N) == (128, 128) and K % 64 == 0,
+             "computes one 128x128 tile, K a multiple of 64", M, N, K)
     BLK_M, BLK_N, BLK_K, A_layout, B_layout, acc_layout = _config(dtype)
     K_TILES = K // BLK_K
 
@@ -106,6 +116,8 @@ def hgemm_wgmma_v2(M, N, K, dtype="float16"):
 
 def hgemm_wgmma_v3(M, N, K, dtype="float16"):
     """A 2-D grid of CTAs, one per 128x128 output tile, each running v2's K loop."""
+    _require("hgemm_wgmma_v3", M % 128 == 0 and N % 128 == 0 and K % 64 == 0,
+             "needs M, N multiples of 128 and K a multiple of 64", M, N, K)
     BLK_M, BLK_N, BLK_K, A_layout, B_layout, acc_layout = _config(dtype)
     K_TILES = K // BLK_K
 
