@@ -8,7 +8,7 @@ accumulation, output in the input type. Structure (CUTLASS's sm80 "multistage" r
     their A and B tiles in L2;
   * STAGES shared-memory stages of A (BM x BK) and B (BN x BK), 128-byte swizzled, filled by
     cp.async (16-byte chunks, the whole CTA cooperating) STAGES - 1 k-tiles ahead (rows of
-    BK = 32 use the 64-byte swizzle);
+    BK = 32 use the 64-byte swizzle), each tile's copies spread over the k-steps before;
   * per 16-deep k-step each warp loads its A (WM x 16) and B (WN x 16) fragments with
     ldmatrix.x4 and issues (WM / 16) x (WN / 8) mma.sync.m16n8k16, accumulating in registers;
     fragments are double-buffered so the next step's loads overlap this step's MMAs, and the
@@ -31,7 +31,7 @@ class ShapeError(ValueError):
 
 
 def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=64, WN=64,
-                  GROUP_M=8):
+                  GROUP_M=8, SPREAD=1):
     for name, value, tile in (("M", M, BM), ("N", N, BN), ("K", K, BK)):
         if value % tile:
             raise ShapeError(f"gemm_mma_sync: {name}={value} is not a multiple of the tile's "
@@ -42,6 +42,11 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     KK = BK // 16                                                   # mma k-steps per k-tile
     if KK % 2 and KK != 1:
         raise ShapeError(f"gemm_mma_sync: BK={BK} must give an even number of 16-deep k-steps")
+    # The next tile's copies, as 64-row pieces of A and B spread over the first copy_steps
+    # k-steps of the current tile (SPREAD=0: all at the first).
+    pieces = [("A", r, min(64, BM - r)) for r in range(0, BM, 64)] + \
+             [("B", r, min(64, BN - r)) for r in range(0, BN, 64)]
+    copy_steps = max(1, min(KK - 1, len(pieces))) if SPREAD else 1
     warps_m, warps_n = BM // WM, BN // WN
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, K // BK
     group_m = math.gcd(GROUP_M, tiles_m)
@@ -80,9 +85,15 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
             Tx.warp.copy(regs[0], As[stage * BM + wm:stage * BM + wm + WM, kk * 16:kk * 16 + 16])
             Tx.warp.copy(regs[1], Bs[stage * BN + wn:stage * BN + wn + WN, kk * 16:kk * 16 + 16])
 
+        def issue_rows(t, stage, piece):
+            smem, gmem, rows, base = (As, A, BM, m0) if piece[0] == "A" else (Bs, B, BN, n0)
+            r, n = piece[1], piece[2]
+            Tx.cta.copy_async(smem[stage * rows + r:stage * rows + r + n, :],
+                              gmem[base + r:base + r + n, t * BK:t * BK + BK])
+
         def issue_tile(t, stage):
-            Tx.cta.copy_async(As[stage * BM:stage * BM + BM, :], A[m0:m0 + BM, t * BK:t * BK + BK])
-            Tx.cta.copy_async(Bs[stage * BN:stage * BN + BN, :], B[n0:n0 + BN, t * BK:t * BK + BK])
+            for piece in pieces:
+                issue_rows(t, stage, piece)
 
         # Prologue: the first STAGES - 1 k-tiles in flight, the first fragments loaded.
         for s in T.unroll(STAGES - 1):
@@ -107,11 +118,15 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
                     load_fragments(frags[(kk + 1) % 2], st, kk + 1)
                 else:
                     load_fragments(frags[(kk + 1) % 2], (kt + 1) % STAGES, 0)
-                if kk == 0:
+                if kk < copy_steps:
+                    # Tile kt + STAGES - 1, a share at each of the first k-steps (fewer LSU
+                    # bursts); committed before the wait at the last k-step counts groups.
                     nxt = kt + (STAGES - 1)
                     if nxt < k_tiles:
-                        issue_tile(nxt, nxt % STAGES)
-                    T.ptx.cp_async.commit_group()
+                        for piece in pieces[kk::copy_steps]:
+                            issue_rows(nxt, nxt % STAGES, piece)
+                    if kk == copy_steps - 1:
+                        T.ptx.cp_async.commit_group()
                 A_f, B_f = frags[kk % 2]
                 Tx.warp.gemm(acc, A_f, B_f, acc, transpose_B=True, beta=1.0)
 
