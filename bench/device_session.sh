@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: GPU tests, the demo, GEMM config sweep, benchmarks, a profile.
-#   bash bench/device_session.sh [steps...]    steps: tests demo sweep gemm twins profile
+#   bash bench/device_session.sh [steps...]    steps: tests demo sweep gemm twins profile stalls
 # Logs and results land in $OUT (or ./device-out). Assumes the .devbundle is unpacked and
 # PYTHONPATH set (see ../shared/device/README.md).
 set -uo pipefail
@@ -23,5 +23,12 @@ for step in $steps; do
                --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
                --section WarpStateStats --section Occupancy --section LaunchStats \
                python3 bench/profile_gemm.py "${PROFILE:-mma_sync}" 8192 > "$out/ncu.txt" 2>&1; tail -5 "$out/ncu.txt" ;;
+    stalls)  metrics=sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active
+             for r in wait math_pipe_throttle selected long_scoreboard barrier not_selected \
+                      short_scoreboard mio_throttle lg_throttle dispatch_stall drain; do
+               metrics="$metrics,smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"; done
+             ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:gemm --metrics "$metrics" \
+               python3 bench/profile_gemm.py "${PROFILE:-mma_sync}" 8192 2>&1 | grep -E "stalled|hmma" \
+               | tee "$out/ncu_stalls.txt" ;;
   esac
 done
