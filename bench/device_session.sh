@@ -13,7 +13,7 @@ for step in $steps; do
   case $step in
     tests)   python3 -m pytest -q -rs -m gpu test/python 2>&1 | tee "$out/gpu_tests.log" | tail -15 ;;
     demo)    python3 -m tilemlir.tools.demo 2>&1 | tee "$out/demo.log" ;;
-    sweep)   python3 bench/gemm.py --shapes 8192x8192x8192 --dtypes float16 --reps 20 --checks 1 \
+    sweep)   python3 bench/gemm.py --shapes 8192x8192x8192 --dtypes float16 --reps 20 --checks 1 --warmup-ms 300 \
                --kernels "${SWEEP:-mma_sync,mma_sync:BK=32,mma_sync:BK=32:STAGES=5,mma_sync:BM=256:BN=128:STAGES=3,mma_sync:BN=128:STAGES=3}" \
                --out "$out/sweep.md" 2>&1 | tail -8 ;;
     gemm)    python3 bench/gemm.py --kernels "${GEMM:-mma_sync}" --out "$out/gemm-mma-sync.md" 2>&1 | tail -12 ;;
