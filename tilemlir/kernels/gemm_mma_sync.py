@@ -13,7 +13,8 @@ accumulation, output in the input type. Structure (CUTLASS's sm80 "multistage" r
     ldmatrix.x4 and issues (WM / 16) x (WN / 8) mma.sync.m16n8k16, accumulating in registers;
     fragments are double-buffered so the next step's loads overlap this step's MMAs, and the
     one barrier per k-tile sits before the tile's last step (CUTLASS's multistage schedule);
-  * the epilogue converts the accumulators to the output type and stores them.
+  * the epilogue converts the accumulators to the output type, stages the CTA tile in shared
+    memory (stmatrix) and writes it with coalesced 16-byte stores.
 
 Shapes must be multiples of the CTA tile; others are rejected with a clear message.
 """
@@ -31,7 +32,7 @@ class ShapeError(ValueError):
 
 
 def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=64, WN=64,
-                  GROUP_M=8, SPREAD=1):
+                  GROUP_M=8, SPREAD=1, EPILOGUE=1):
     for name, value, tile in (("M", M, BM), ("N", N, BN), ("K", K, BK)):
         if value % tile:
             raise ShapeError(f"gemm_mma_sync: {name}={value} is not a multiple of the tile's "
@@ -47,6 +48,10 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     pieces = [("A", r, min(64, BM - r)) for r in range(0, BM, 64)] + \
              [("B", r, min(64, BN - r)) for r in range(0, BN, 64)]
     copy_steps = max(1, min(KK - 1, len(pieces))) if SPREAD else 1
+    # The output tile is staged through the A stages when they can hold it (EPILOGUE=0: each
+    # warp stores its fragment to global memory directly).
+    stage_output = bool(EPILOGUE) and STAGES * BK >= BN
+    c_smem = T.mma_shared_layout(dtype, "128B", (BM, BN)) if stage_output else None
     warps_m, warps_n = BM // WM, BN // WN
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, K // BK
     group_m = math.gcd(GROUP_M, tiles_m)
@@ -133,6 +138,15 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
         T.ptx.cp_async.wait_group(0)
         out = T.alloc_local((WM, WN), dtype, layout=acc_frag)
         Tx.warp.cast(out, acc)
-        Tx.warp.copy(D[m0 + wm:m0 + wm + WM, n0 + wn:n0 + wn + WN], out)
+        if stage_output:
+            # Through shared memory (the A stages, free once every warp passed the barrier):
+            # stmatrix in, then 16-byte stores of whole rows, coalesced across the CTA.
+            T.cuda.cta_sync()
+            Cs = As.view(BM, BN, layout=c_smem)
+            Tx.warp.copy(Cs[wm:wm + WM, wn:wn + WN], out)
+            T.cuda.cta_sync()
+            Tx.cta.copy(D[m0:m0 + BM, n0:n0 + BN], Cs)
+        else:
+            Tx.warp.copy(D[m0 + wm:m0 + wm + WM, n0 + wn:n0 + wn + WN], out)
 
     return gemm_mma_sync
