@@ -14,7 +14,7 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilemlir.dsl.values import KernelError
-from tilemlir.ir.context import make_context
+from tilemlir.ir.context import shared_context
 from tilemlir.lowering import emit
 
 _current: list["KernelBuilder"] = []
@@ -32,7 +32,7 @@ class KernelBuilder:
     def __init__(self, name: str, filename: str):
         self.name = name
         self.filename = filename
-        self.context = make_context()
+        self.context = shared_context()
         self.location = ir.Location.file(filename, 1, 1, context=self.context)
         with self.context, self.location:
             self.module = ir.Module.create()

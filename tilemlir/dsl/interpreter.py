@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import functools
 import inspect
 import operator
 import textwrap
@@ -106,16 +107,22 @@ class _Scope(dict):
         self.device_boundary = device_boundary
 
 
+@functools.lru_cache(maxsize=256)
+def _syntax_tree(code) -> tuple[ast.Module, str]:
+    """A function's syntax tree and file, per code object (kernel factories make many closures
+    over one code object, and reading the source is a measurable part of a cache hit)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(code))
+    except (OSError, TypeError) as err:
+        raise KernelError(f"cannot read the source of {code.co_name}: {err}") from None
+    return ast.parse(source), inspect.getsourcefile(code) or "<kernel>"
+
+
 class Interpreter:
     def __init__(self, fn):
         self.fn = fn
-        try:
-            source = textwrap.dedent(inspect.getsource(fn))
-        except (OSError, TypeError) as err:
-            raise KernelError(f"cannot read the source of {fn.__name__}: {err}") from None
-        self.filename = inspect.getsourcefile(fn) or "<kernel>"
+        self.tree, self.filename = _syntax_tree(fn.__code__)
         self.line_offset = fn.__code__.co_firstlineno - 1
-        self.tree = ast.parse(source)
         self.globals = dict(fn.__globals__)
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
             try:
