@@ -154,6 +154,21 @@ def _first(*reasons: Optional[str]) -> Optional[str]:
 # --------------------------------------------------------------------------------------
 
 
+def _address_reasons(desc) -> tuple:
+    """Why the start address or the byte offsets of a shared-memory descriptor cannot be encoded."""
+    return (_addr_reason("start_address", desc.start_address),
+            _addr_reason("leading_byte_offset", desc.leading_byte_offset),
+            _addr_reason("stride_byte_offset", desc.stride_byte_offset))
+
+
+def _address_fields(desc) -> int:
+    """Bits 0-13 (start), 16-29 (leading byte offset), 32-45 (stride byte offset), each >> 4:
+    the fields the wgmma and tcgen05 shared-memory descriptors share."""
+    return (matrix_descriptor_encode(desc.start_address)
+            | matrix_descriptor_encode(desc.leading_byte_offset) << 16
+            | matrix_descriptor_encode(desc.stride_byte_offset) << 32)
+
+
 @dataclass(frozen=True)
 class WgmmaSmemDescriptor:
     """The 64-bit ``wgmma.mma_async`` matrix descriptor (sm_90a).
@@ -188,24 +203,15 @@ class WgmmaSmemDescriptor:
     def check(self) -> Optional[str]:
         if self.swizzle not in WGMMA_SWIZZLE_CODES:
             return f"wgmma swizzle must be one of {tuple(WGMMA_SWIZZLE_CODES)}, got {self.swizzle!r}"
-        return _first(
-            _addr_reason("start_address", self.start_address),
-            _addr_reason("leading_byte_offset", self.leading_byte_offset),
-            _addr_reason("stride_byte_offset", self.stride_byte_offset),
-            _small_reason("base_offset", self.base_offset, 3),
-        )
+        return _first(*_address_reasons(self), _small_reason("base_offset", self.base_offset, 3))
 
     def encode(self) -> int:
         reason = self.check()
         if reason:
             raise DescriptorError(reason)
-        return (
-            matrix_descriptor_encode(self.start_address)
-            | matrix_descriptor_encode(self.leading_byte_offset) << 16
-            | matrix_descriptor_encode(self.stride_byte_offset) << 32
-            | (self.base_offset & 0x7) << 49
-            | WGMMA_SWIZZLE_CODES[self.swizzle] << 62
-        )
+        return (_address_fields(self)
+                | (self.base_offset & 0x7) << 49
+                | WGMMA_SWIZZLE_CODES[self.swizzle] << 62)
 
     @classmethod
     def decode(cls, value: int) -> "WgmmaSmemDescriptor":
@@ -266,27 +272,18 @@ class Tcgen05SmemDescriptor:
     def check(self) -> Optional[str]:
         if self.swizzle not in TCGEN05_SWIZZLE_CODES:
             return f"tcgen05 swizzle must be one of {tuple(TCGEN05_SWIZZLE_CODES)}, got {self.swizzle!r}"
-        return _first(
-            _addr_reason("start_address", self.start_address),
-            _addr_reason("leading_byte_offset", self.leading_byte_offset),
-            _addr_reason("stride_byte_offset", self.stride_byte_offset),
-            _small_reason("base_offset", self.base_offset, 3),
-            _small_reason("lbo_mode", self.lbo_mode, 1),
-        )
+        return _first(*_address_reasons(self), _small_reason("base_offset", self.base_offset, 3),
+                      _small_reason("lbo_mode", self.lbo_mode, 1))
 
     def encode(self) -> int:
         reason = self.check()
         if reason:
             raise DescriptorError(reason)
-        return (
-            matrix_descriptor_encode(self.start_address)
-            | matrix_descriptor_encode(self.leading_byte_offset) << 16
-            | matrix_descriptor_encode(self.stride_byte_offset) << 32
-            | self.FIXED_BITS
-            | (self.base_offset & 0x7) << 49
-            | (int(self.lbo_mode) & 0x1) << 52
-            | TCGEN05_SWIZZLE_CODES[self.swizzle] << 61
-        )
+        return (_address_fields(self)
+                | self.FIXED_BITS
+                | (self.base_offset & 0x7) << 49
+                | (int(self.lbo_mode) & 0x1) << 52
+                | TCGEN05_SWIZZLE_CODES[self.swizzle] << 61)
 
     @classmethod
     def decode(cls, value: int) -> "Tcgen05SmemDescriptor":
