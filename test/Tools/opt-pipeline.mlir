@@ -30,3 +30,12 @@
 //
 // RUN: echo 'func.func @f() { %x = arith.addi %y, %y : i32 }' | not tilemlir-opt 2>&1 | FileCheck %s --check-prefix=SYNTAX
 // SYNTAX: <stdin>:1:34: error: use of undeclared SSA value name
+//
+// RUN: tilemlir-opt --list-variants | FileCheck %s --check-prefix=VARIANTS
+// VARIANTS: tile.copy
+// VARIANTS: ldmatrix priority 20 [shared_to_registers,
+// VARIANTS: tile.gemm
+// VARIANTS-NEXT: mma.m16n8k* priority 10 [full_active_lanes, no_replica, register_operands, dtypes, alpha_beta, shape, target]
+// VARIANTS: tile.gemm_async
+// VARIANTS-NEXT: tcgen05 priority 10
+// VARIANTS: wgmma priority 10

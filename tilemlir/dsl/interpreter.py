@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import builtins
+import contextlib
 import functools
 import inspect
 import operator
@@ -187,7 +188,7 @@ class Interpreter:
     def _at(self, node, thunk):
         """Runs thunk with `node`'s location; errors come out naming the line."""
         with self.builder.at(self._line(node), getattr(node, "col_offset", 0)) \
-                if self.builder else _nullcontext():
+                if self.builder else contextlib.nullcontext():
             try:
                 return thunk()
             except (_Located, _Return):
@@ -482,11 +483,3 @@ class Interpreter:
         finally:
             self.scopes.pop()
         return out
-
-
-class _nullcontext:
-    def __enter__(self):
-        return None
-
-    def __exit__(self, *exc):
-        return False

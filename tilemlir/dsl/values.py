@@ -47,10 +47,6 @@ def _is_int(t: ir.Type) -> bool:
     return isinstance(t, (ir.IntegerType, ir.IndexType))
 
 
-def _is_unsigned_name(dtype) -> bool:
-    return str(dtype).startswith("uint")
-
-
 class Scalar:
     """A device scalar (index, iN or floating point).
 

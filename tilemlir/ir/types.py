@@ -60,7 +60,7 @@ def is_buffer_type(t: ir.Type) -> bool:
 
 
 @functools.lru_cache(maxsize=4096)
-def _parse(text: str, ctx_id: int) -> tuple:
+def _parse(text: str) -> tuple:
     m = _BUF_RE.match(text)
     if m is None:
         raise ValueError(f"not a tile buffer type: {text}")
@@ -69,7 +69,7 @@ def _parse(text: str, ctx_id: int) -> tuple:
 
 
 def parse_buffer_type(t: ir.Type) -> BufferType:
-    shape, elem, scope, layout = _parse(str(t), id(t.context))
+    shape, elem, scope, layout = _parse(str(t))
     with t.context:
         return BufferType(shape, ir.Type.parse(elem), scope, layout)
 

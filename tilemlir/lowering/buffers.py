@@ -406,10 +406,6 @@ class AccessPlan:
         self.ref = ref
         self.accesses = accesses
 
-    @property
-    def swizzled_per_access(self) -> int:
-        return sum(a.mode == "swizzle" for a in self.accesses)
-
     def pointers(self, t: Index, base: ir.Value) -> list[ir.Value]:
         """One pointer per access for thread index `t`, built at the insertion point."""
         sw = self.ref.layout.swizzle

@@ -50,7 +50,24 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the IR after every pass (to stderr)")
     p.add_argument("--emit", choices=("mlir", "ptx"), default="mlir",
                    help="print the resulting IR (default) or the PTX of its gpu.binary ops")
+    p.add_argument("--list-variants", action="store_true",
+                   help="list every tile primitive's registered variants, in dispatch order")
     return p
+
+
+def list_variants() -> str:
+    """The registry, primitive by primitive: name, priority, predicates, what each does."""
+    from tilemlir.dispatch.context import OPERANDS
+    from tilemlir.dispatch.registry import variants_for
+    lines = []
+    for primitive in OPERANDS:
+        lines.append(f"tile.{primitive}")
+        for v in variants_for(primitive):
+            checks = ", ".join(p.name for p in v.predicates) or "-"
+            lines.append(f"  {v.name:16s} priority {v.priority:3d}  [{checks}]")
+            if v.doc:
+                lines.append(f"  {'':16s} {v.doc.splitlines()[0]}")
+    return "\n".join(lines)
 
 
 def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
@@ -104,6 +121,9 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
 
 def run(argv: list[str]) -> int:
     args = _parser().parse_args(argv)
+    if args.list_variants:
+        print(list_variants())
+        return 0
     filename = "<stdin>" if args.input == "-" else args.input
     try:
         text = sys.stdin.read() if args.input == "-" else open(args.input).read()
@@ -143,6 +163,9 @@ def main() -> None:
         code = run(sys.argv[1:])
     except KeyboardInterrupt:
         code = 130
+    except BrokenPipeError:  # the reader (head, less) went away
+        sys.stderr.close()
+        code = 0
     except Exception as err:  # never a traceback for the user; TILEMLIR_DEBUG=1 shows it
         if os.environ.get("TILEMLIR_DEBUG"):
             raise
