@@ -395,7 +395,7 @@ gpu.module @m {
   gpu.func @tmem_load_f16(%t: i32, %bar: !llvm.ptr<3>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
     %src = "tile.tmem"(%t) : (i32) -> !T
     %dst = "tile.alloc_local"() : () -> !R
-    // expected-error@+1 {{tcgen05.ld (priority 10): no_barrier: tcgen05.ld completes with tile.tcgen05_wait {kind = "ld"}, not with a barrier; shape_and_type: f16 is not a 32-bit element (tcgen05.ld .32x32b moves b32)}}
+    // expected-error@+1 {{tcgen05.ld (priority 10): no_barrier: tcgen05.ld completes with tile.tcgen05_wait {kind = "ld"}, not with a barrier; tmem_window: f16 is not a 32-bit element (tcgen05.ld .32x32b moves b32)}}
     "tile.copy_async"(%dst, %src, %bar) {scope = "warpgroup"} : (!R, !T, !llvm.ptr<3>) -> ()
     gpu.return
   }

@@ -7,7 +7,8 @@ Three steps, each adding one mechanism, written as in the seed:
   hgemm_v3  a 2-D grid of CTAs, one per 128x128 output tile.
 
 These compile and assemble for sm_100a; the H200 (sm_90a) cannot run tcgen05 — see
-hgemm_wgmma.py for the Hopper twins that run the same structure on wgmma.
+hgemm_wgmma.py for the Hopper twins that run the same structure on wgmma. Each step is written
+out whole, as the seed does, so that each reads on its own and diffs against the previous one.
 """
 
 import tilemlir.lang as T

@@ -7,7 +7,8 @@ tile (lowered to K/16 MMAs with advancing shared-memory descriptors), the K loop
 tensor memory and wgmma is warpgroup-collective: the accumulator lives in registers (the wgmma
 fragment layout), the whole warpgroup issues gemm_async, and completion is
 `wgmma.wait_group 0` instead of tcgen05.commit + an mbarrier. Stores by ordinary threads must be
-made visible to the tensor cores' async proxy (fence.proxy.async) before the barrier.
+made visible to the tensor cores' async proxy (fence.proxy.async) before the barrier. As in the
+seed, each step is written out whole.
 """
 
 import tilemlir.lang as T

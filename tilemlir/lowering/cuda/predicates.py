@@ -45,3 +45,15 @@ def scope_in(*scopes: str) -> Predicate:
             return None
         return f"scope '{ctx.scope}' is not one of {', '.join(scopes)}"
     return Predicate("scope", check)
+
+
+@predicate("same_shape_and_type")
+def same_shape_and_type(ctx):
+    """A copy's dst and src have one shape and one element type."""
+    dst, src = ctx.buffer("dst"), ctx.buffer("src")
+    problems = []
+    if tuple(dst.shape) != tuple(src.shape):
+        problems.append(f"dst is {list(dst.shape)} but src is {list(src.shape)}")
+    if str(dst.elem) != str(src.elem):
+        problems.append(f"dst holds {dst.elem} but src holds {src.elem} (use tile.cast)")
+    return "; ".join(problems) or None

@@ -42,8 +42,8 @@ from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.layout import LayoutError
 from tilemlir.lowering import buffers, emit
 from tilemlir.lowering.cuda import fragments, threads
-from tilemlir.lowering.cuda.copy.registers import same_shape_and_type
-from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
+from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
+                                               same_shape_and_type, target_supports)
 
 ROW = 8                     # an 8x8 matrix: 8 rows of 8 16-bit elements (16 bytes)
 

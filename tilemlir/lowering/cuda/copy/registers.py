@@ -24,6 +24,7 @@ from mlir.dialects import scf
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.layout import LayoutError
 from tilemlir.lowering import buffers, emit
+from tilemlir.lowering.cuda.predicates import same_shape_and_type
 from tilemlir.lowering.cuda.threads import ThreadEnv, owned_elements, thread_iterators
 
 
@@ -43,17 +44,6 @@ def register_and_memory(ctx):
         return (f"needs one operand in registers and the other in global or shared memory; "
                 f"dst is in {ctx.buffer('dst').scope}, src in {ctx.buffer('src').scope}")
     return None
-
-
-@predicate("same_shape_and_type")
-def same_shape_and_type(ctx):
-    dst, src = ctx.buffer("dst"), ctx.buffer("src")
-    problems = []
-    if tuple(dst.shape) != tuple(src.shape):
-        problems.append(f"dst is {list(dst.shape)} but src is {list(src.shape)}")
-    if str(dst.elem) != str(src.elem):
-        problems.append(f"dst holds {dst.elem} but src holds {src.elem} (use tile.cast)")
-    return "; ".join(problems) or None
 
 
 @predicate("scope_reaches")

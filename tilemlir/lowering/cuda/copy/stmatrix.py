@@ -32,8 +32,8 @@ from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering import buffers, emit
 from tilemlir.lowering.cuda.copy.ldmatrix import (SHAPE, MatrixPlan, b16_elements,
                                                   instruction_layout, matrix_pointers, plan)
-from tilemlir.lowering.cuda.copy.registers import same_shape_and_type
-from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
+from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
+                                               same_shape_and_type, target_supports)
 
 
 @predicate("registers_to_shared")

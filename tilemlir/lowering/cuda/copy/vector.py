@@ -53,8 +53,8 @@ from tilemlir.layout import LayoutError
 from tilemlir.lowering import buffers, emit
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.copy.registers import (register_and_memory, register_side,
-                                                   same_shape_and_type, scope_reaches)
-from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica
+                                                   scope_reaches)
+from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, same_shape_and_type
 
 MAX_BYTES = 16
 BATCH = 8           # chunks in flight per thread before their stores (registers: 8 x 16 bytes)

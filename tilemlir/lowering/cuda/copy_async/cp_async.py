@@ -27,9 +27,9 @@ from __future__ import annotations
 from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.lowering.cuda.copy.registers import same_shape_and_type
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
-from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
+from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
+                                               same_shape_and_type, target_supports)
 
 SIZES = (4, 8, 16)
 

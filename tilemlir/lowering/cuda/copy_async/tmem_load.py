@@ -39,7 +39,7 @@ from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.layout import LayoutError
 from tilemlir.lowering import buffers, emit
 from tilemlir.lowering.cuda import fragments
-from tilemlir.lowering.cuda.predicates import target_supports
+from tilemlir.lowering.cuda.predicates import same_shape_and_type, target_supports
 from tilemlir.lowering.cuda.threads import ThreadEnv
 
 WARP_ROWS = 32
@@ -74,14 +74,10 @@ def whole_scope(ctx):
     return ctx.narrowing_reason()
 
 
-@predicate("shape_and_type")
-def shape_and_type(ctx):
-    dst, src = ctx.buffer("dst"), ctx.buffer("src")
+@predicate("tmem_window")
+def tmem_window(ctx):
+    src = ctx.buffer("src")
     problems = []
-    if tuple(dst.shape) != tuple(src.shape):
-        problems.append(f"dst is {list(dst.shape)} but src is {list(src.shape)}")
-    if str(dst.elem) != str(src.elem):
-        problems.append(f"dst holds {dst.elem} but src holds {src.elem}")
     if src.elem_bits != 32:
         problems.append(f"{src.elem} is not a 32-bit element (tcgen05.ld .32x32b moves b32)")
     rows = SCOPE_ROWS.get(ctx.scope)
@@ -199,7 +195,7 @@ def _emit(ctx, slots: list[int]):
 
 @register("copy_async", name="tcgen05.ld", priority=10,
           when=[target_supports("tcgen05"), tmem_to_registers, no_barrier, whole_scope,
-                shape_and_type])
+                same_shape_and_type, tmem_window])
 def lower_tmem_load(ctx):
     """Each warp loads its 32 TMEM lanes with tcgen05.ld.32x32b into the register slots."""
     try:
