@@ -12,7 +12,7 @@ from mlir import ir
 from tilemlir.dsl.buffers import TileBuffer, row_major
 from tilemlir.dsl.builder import current
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar, mlir_type
-from tilemlir.ir.types import buffer_type
+from tilemlir.ir.types import buffer_type, element_bits
 from tilemlir.layout import TileLayout
 from tilemlir.lowering import emit
 
@@ -210,7 +210,7 @@ class SMEMPool:
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
         layout = _layout(shape, layout)
         elem = mlir_type(dtype)
-        elem_bytes = max(emit_bits(elem) // 8, 1)
+        elem_bytes = max(element_bits(elem) // 8, 1)
         if align is None:
             # A swizzled tile must start on a swizzle period (the hardware swizzles absolute
             # addresses); anything else on its element size.
@@ -227,8 +227,3 @@ class SMEMPool:
 
     def commit(self) -> None:
         self.committed = True
-
-
-def emit_bits(t: ir.Type) -> int:
-    from tilemlir.ir.types import element_bits
-    return element_bits(t)

@@ -18,9 +18,6 @@ from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar
 from tilemlir.lowering import emit
 
-_I64 = None
-
-
 def _i64_attr(v: int) -> ir.Attribute:
     return ir.IntegerAttr.get(emit.i64(), int(v))
 

@@ -6,7 +6,6 @@ or a new layout over the resulting shape.  The functions only call methods
 of the layout they are given, so this module does not import TileLayout.
 """
 
-import math
 from collections import deque
 
 from .axes import MEMORY, Iter

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from tilemlir.dispatch.registry import Reject
 from tilemlir.ir.types import BufferType
 from tilemlir.layout import LayoutError
 
@@ -78,3 +79,13 @@ def slot_table(buf: BufferType, threads: int) -> np.ndarray:
                                   f"one register slot")
             row[slot[mine]] = flat[mine]
     return table
+
+
+def register_ref(ctx, name: str):
+    """The resolved register operand `name`; rejects a window at a dynamic offset, because
+    register slots are static (every access names its slot at compile time)."""
+    from tilemlir.lowering import buffers
+    ref = buffers.resolve(ctx.operand(name))
+    if ref.has_dynamic_offset:
+        raise Reject(f"{name} is sliced at a dynamic offset; register slots must be static")
+    return ref

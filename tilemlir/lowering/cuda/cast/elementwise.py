@@ -142,8 +142,7 @@ def _emit(ctx, mapping, pairs):
 def lower_cast(ctx):
     """Each thread converts the registers it keeps; f32 pairs as packed cvt (sm_80+)."""
     for name in ("dst", "src"):
-        if buffers.resolve(ctx.operand(name)).has_dynamic_offset:
-            raise Reject(f"{name} is sliced at a dynamic offset; register slots must be static")
+        fragments.register_ref(ctx, name)
     mapping = slot_mapping(ctx)
     pairs = _packed_pairs(ctx, mapping)
     return lambda: _emit(ctx, mapping, pairs)

@@ -210,11 +210,8 @@ def _instructions(matrices: list[Matrix], nthreads: int) -> list[MatrixInstructi
 
 def plan(ctx, registers: str, memory: str) -> MatrixPlan:
     """The ldmatrix / stmatrix instructions moving `registers` from / to `memory`."""
-    reg_ref = buffers.resolve(ctx.operand(registers))
+    reg_ref = fragments.register_ref(ctx, registers)
     mem_ref = buffers.resolve(ctx.operand(memory))
-    if reg_ref.has_dynamic_offset:
-        raise Reject("the register buffer is sliced at a dynamic offset; register slots must "
-                     "be static")
     limit, why = buffers.vector_limit(mem_ref)
     if limit < ROW:
         raise Reject(f"matrix rows are 16 bytes, but the {memory} buffer only allows "

@@ -104,11 +104,8 @@ def _register_threads(ctx, reg: buffers.BufferRef) -> int:
 
 
 def plan_registers(ctx, reg_name: str, mem_name: str) -> RegisterPlan:
-    reg = buffers.resolve(ctx.operand(reg_name))
+    reg = fragments.register_ref(ctx, reg_name)
     mem = buffers.resolve(ctx.operand(mem_name))
-    if reg.has_dynamic_offset:
-        raise Reject("the register buffer is sliced at a dynamic offset; register slots must "
-                     "be static")
     nthreads = _register_threads(ctx, reg)
     try:
         table = fragments.slot_table(reg.type, nthreads)

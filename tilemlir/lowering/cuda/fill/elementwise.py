@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering import buffers, emit
+from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
 from tilemlir.lowering.cuda.predicates import no_replica
 
@@ -81,8 +82,7 @@ def lower_fill(ctx):
     """Registers: every slot of the calling thread; memory: vector stores spread over the scope."""
     dst = buffers.resolve(ctx.operand("dst"))
     if dst.scope == "local":
-        if dst.has_dynamic_offset:
-            raise Reject("dst is sliced at a dynamic offset; register slots must be static")
+        fragments.register_ref(ctx, "dst")
         slots = np.unique(dst.layout.evaluate_all(dst.shape).get("m", np.zeros(1, np.int64)))
         return lambda: _emit_registers(ctx, [int(s) for s in slots])
     nthreads = 1 if ctx.scope == "thread" else ctx.scope_threads()
