@@ -19,7 +19,7 @@ config.suffixes = [".mlir"]
 # The suite is rooted here; only test/ holds lit tests (its python/ folder is pytest's).
 config.test_source_root = os.path.dirname(os.path.abspath(__file__))
 config.test_exec_root = os.path.join(config.test_source_root, "test", "Output")
-config.excludes = ["python", "Output", "Inputs", "examples", "dialects", "tilemlir", "tools",
+config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools",
                    "bench", "docs", "results", "build", ".venv", ".devbundle", ".git"]
 
 root = os.path.dirname(os.path.abspath(__file__))

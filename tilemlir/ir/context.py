@@ -1,8 +1,7 @@
 """Contexts that know the tile dialect.
 
-The dialect is defined once, in dialects/tile.irdl.mlir, and loaded with IRDL into every
-Context tilemlir makes. The file is looked up next to the package (a source checkout or an
-editable install); a wheel carries a copy under tilemlir/_data.
+The dialect is defined once, in tilemlir/dialects/tile.irdl.mlir (package data, so wheels and
+sdists carry it), and loaded with IRDL into every Context tilemlir makes.
 """
 
 from __future__ import annotations
@@ -13,18 +12,7 @@ from pathlib import Path
 from mlir import ir
 from mlir.dialects import irdl
 
-_PACKAGE_DIR = Path(__file__).resolve().parent.parent
-
-
-def _find_dialect_file() -> Path:
-    for candidate in (_PACKAGE_DIR.parent / "dialects" / "tile.irdl.mlir",
-                      _PACKAGE_DIR / "_data" / "tile.irdl.mlir"):
-        if candidate.is_file():
-            return candidate
-    raise FileNotFoundError("tile.irdl.mlir not found next to the tilemlir package")
-
-
-DIALECT_FILE = _find_dialect_file()
+DIALECT_FILE = Path(__file__).resolve().parent.parent / "dialects" / "tile.irdl.mlir"
 _DIALECT_TEXT = DIALECT_FILE.read_text()
 
 
