@@ -14,10 +14,10 @@ from mlir import ir
 
 from tilemlir.dsl.builder import current
 from tilemlir.dsl.values import KernelError, Scalar, index_of, static_difference
+from tilemlir.ir import emit
 from tilemlir.ir.types import BufferType, buffer_type, parse_buffer_type
 from tilemlir.layout import S, LayoutError, TileLayout
 from tilemlir.lowering import buffers as lowering_buffers
-from tilemlir.lowering import emit
 from tilemlir.lowering.buffers import DYNAMIC_OFFSET
 
 THREAD_AXES = ("laneid", "warpid", "wid_in_wg", "tid_in_wg", "wgid", "tx")

@@ -14,8 +14,8 @@ from mlir import ir
 from mlir.dialects import gpu
 
 from tilemlir.dsl.values import KernelError
+from tilemlir.ir import emit
 from tilemlir.ir.context import shared_context
-from tilemlir.lowering import emit
 
 _current: list["KernelBuilder"] = []
 

@@ -29,9 +29,9 @@ from tilemlir.dsl import builder as kernel_builder
 from tilemlir.dsl.buffers import TileBuffer, row_major
 from tilemlir.dsl.intrinsics import Buffer, ScalarType, SerialRange
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar, cast_to
+from tilemlir.ir import emit
 from tilemlir.ir.types import buffer_type
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import emit
 
 _BINOPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
            ast.FloorDiv: operator.floordiv, ast.Div: operator.truediv, ast.Mod: operator.mod,

@@ -12,9 +12,9 @@ from mlir import ir
 from tilemlir.dsl.buffers import TileBuffer, row_major
 from tilemlir.dsl.builder import current
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar, mlir_type
+from tilemlir.ir import emit
 from tilemlir.ir.types import buffer_type, element_bits
 from tilemlir.layout import TileLayout
-from tilemlir.lowering import emit
 
 
 # ---------------------------------------------------------------------------- types

@@ -16,7 +16,7 @@ from mlir import ir
 
 from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar
-from tilemlir.lowering import emit
+from tilemlir.ir import emit
 
 def _i64_attr(v: int) -> ir.Attribute:
     return ir.IntegerAttr.get(emit.i64(), int(v))

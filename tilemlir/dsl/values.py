@@ -10,7 +10,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
-from tilemlir.lowering import emit
+from tilemlir.ir import emit
 
 DTYPES = {
     "float16": "f16", "f16": "f16", "half": "f16", "bfloat16": "bf16", "bf16": "bf16",

@@ -22,10 +22,10 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm
 
+from tilemlir.ir import emit
 from tilemlir.ir.types import BufferType, parse_buffer_type
 from tilemlir.layout import LayoutError, TileLayout
-from tilemlir.lowering import emit
-from tilemlir.lowering.emit import Index
+from tilemlir.ir.emit import Index
 
 ROOT_OPS = ("tile.global", "tile.alloc_shared", "tile.alloc_local", "tile.tmem")
 DYNAMIC_OFFSET = -9223372036854775808  # tile.slice's marker for a dynamic offset

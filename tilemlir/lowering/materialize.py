@@ -17,8 +17,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import llvm
 
+from tilemlir.ir import emit
 from tilemlir.ir.types import parse_buffer_type
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 
 SMEM_SYMBOL = "__tile_smem"
 SMEM_ALIGN = 1024

@@ -11,7 +11,7 @@ from mlir import ir
 from mlir.dialects import llvm, nvvm
 
 from tilemlir.dispatch.registry import Predicate, register
-from tilemlir.lowering import emit
+from tilemlir.ir import emit
 from tilemlir.lowering.cuda.predicates import target_supports
 
 

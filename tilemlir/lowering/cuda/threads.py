@@ -17,9 +17,9 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, gpu
 
+from tilemlir.ir import emit
 from tilemlir.layout import LayoutError, TileLayout
-from tilemlir.lowering import emit
-from tilemlir.lowering.emit import Index
+from tilemlir.ir.emit import Index
 
 # Thread axes as (divisor, modulus) of the linear thread index in the CTA (None: unbounded).
 THREAD_AXES = {"laneid": (1, 32), "wid_in_wg": (32, 4), "tid_in_wg": (1, 128), "wgid": (128, None),

@@ -27,7 +27,8 @@ from mlir import ir
 from mlir.dialects import arith, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.lowering import buffers, emit
+from tilemlir.ir import emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
 from tilemlir.lowering.cuda.predicates import no_replica

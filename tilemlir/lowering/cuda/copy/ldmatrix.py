@@ -39,8 +39,9 @@ from mlir import ir
 from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
                                                same_shape_and_type, target_supports)

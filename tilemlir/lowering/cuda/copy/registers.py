@@ -22,8 +22,9 @@ from mlir import ir
 from mlir.dialects import scf
 
 from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda.predicates import same_shape_and_type
 from tilemlir.lowering.cuda.threads import ThreadEnv, owned_elements, thread_iterators
 

@@ -29,7 +29,8 @@ from mlir import ir
 from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import predicate, register
-from tilemlir.lowering import buffers, emit
+from tilemlir.ir import emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda.copy.ldmatrix import (SHAPE, MatrixPlan, b16_elements,
                                                   instruction_layout, matrix_pointers, plan)
 from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,

@@ -49,8 +49,9 @@ from mlir import ir
 from mlir.dialects import arith, scf
 
 from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.copy.registers import (register_and_memory, register_side,
                                                    scope_reaches)

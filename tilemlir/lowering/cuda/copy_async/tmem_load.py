@@ -36,8 +36,9 @@ from mlir import ir
 from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.predicates import same_shape_and_type, target_supports
 from tilemlir.lowering.cuda.threads import ThreadEnv

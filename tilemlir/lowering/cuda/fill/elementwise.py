@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from tilemlir.dispatch.registry import predicate, register
-from tilemlir.lowering import buffers, emit
+from tilemlir.ir import emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
 from tilemlir.lowering.cuda.predicates import no_replica

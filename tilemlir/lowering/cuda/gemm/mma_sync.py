@@ -31,7 +31,8 @@ from mlir import ir
 from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.lowering import buffers, emit
+from tilemlir.ir import emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
 

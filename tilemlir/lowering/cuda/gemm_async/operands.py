@@ -20,9 +20,10 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from tilemlir.dispatch.registry import Reject, predicate
+from tilemlir.ir import emit
 from tilemlir.ir.types import BufferType
 from tilemlir.layout import SWIZZLE_MODES, LayoutError, mma_shared_layout, swizzle_for
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES, KMajorTile, advance_descriptor
 
 MMA_K = 16                      # K of one f16 / bf16 MMA instruction (32 bytes)

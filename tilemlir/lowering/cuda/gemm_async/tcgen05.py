@@ -47,8 +47,9 @@ from mlir import ir
 from mlir.dialects import llvm, nvvm
 
 from tilemlir.dispatch.registry import Predicate, Reject, predicate, register
+from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers, emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda.descriptors import Tcgen05InstrDescriptor, tcgen05_mma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
 from tilemlir.lowering.cuda.gemm_async.fragments import (tcgen05_accumulator_layout,

@@ -49,7 +49,8 @@ from mlir import ir
 from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.lowering import buffers, emit
+from tilemlir.ir import emit
+from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments as register_fragments
 from tilemlir.lowering.cuda.descriptors import wgmma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands

@@ -1,4 +1,5 @@
-"""Small IR builders shared by the lowerings (insertion point and location come from the caller).
+"""Small IR builders shared by the kernel language and the lowerings (insertion point and
+location come from the caller).
 
 Values are folded where that is free: integer helpers accept Python ints or index Values and
 only build ops when a Value is involved, so static index arithmetic stays static.
