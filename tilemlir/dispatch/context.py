@@ -8,34 +8,13 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilemlir.dispatch import threads
+from tilemlir.ir.dialect import DISPATCHED
 from tilemlir.ir.types import BufferType, is_buffer_type, parse_buffer_type
 from tilemlir.target import Target
 
-# Operand names of each dispatched op, in IR order (optional operands last).
-OPERANDS = {
-    "copy": ("dst", "src"),
-    "copy_async": ("dst", "src", "barrier"),
-    "gemm": ("d", "a", "b", "c"),
-    "gemm_async": ("d", "a", "b", "accum"),
-    "cast": ("dst", "src"),
-    "fill": ("dst", "value"),
-    "cta_sync": (),
-    "elect_sync": (),
-    "fence": (),
-    "mbarrier_init": ("barrier", "count"),
-    "mbarrier_arrive": ("barrier",),
-    "mbarrier_arrive_expect_tx": ("barrier", "bytes"),
-    "mbarrier_wait": ("barrier", "phase"),
-    "tmem_alloc": ("dst",),
-    "tmem_relinquish": (),
-    "tmem_dealloc": ("address",),
-    "tcgen05_commit": ("barrier",),
-    "tcgen05_wait": (),
-    "async_commit": (),
-    "async_wait": (),
-}
-
-DISPATCHED_OPS = tuple(f"tile.{name}" for name in OPERANDS)
+# Operand names of each dispatched op in IR order (optional operands last), from the IRDL file.
+OPERANDS = {spec.name: spec.operands for spec in DISPATCHED}
+DISPATCHED_OPS = tuple(spec.full_name for spec in DISPATCHED)
 
 
 @dataclass
