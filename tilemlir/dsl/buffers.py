@@ -15,10 +15,9 @@ from mlir import ir
 from tilemlir.dsl.builder import current
 from tilemlir.dsl.values import KernelError, Scalar, index_of, static_difference
 from tilemlir.ir import emit
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import BufferType, buffer_type, parse_buffer_type
 from tilemlir.layout import S, LayoutError, TileLayout
-from tilemlir.lowering import buffers as lowering_buffers
-from tilemlir.lowering.buffers import DYNAMIC_OFFSET
 
 THREAD_AXES = ("laneid", "warpid", "wid_in_wg", "tid_in_wg", "wgid", "tx")
 POINTER_SPACE = {"global": 1, "shared": 3, "local": 0}
@@ -179,8 +178,12 @@ class TileBuffer:
         for dim, (c, extent) in enumerate(zip(coord, self.shape)):
             if isinstance(c, int) and not 0 <= c < extent:
                 raise KernelError(f"index {c} is out of dim {dim} (size {extent})")
-        ref = lowering_buffers.resolve(self.value)
-        return lowering_buffers.element_pointer(ref, coord)
+        return self._address(coord, POINTER_SPACE[self.scope])
+
+    def _address(self, coord: list, space: int) -> ir.Value:
+        """tile.addr: the address of the element at `coord`, resolved by tile-materialize."""
+        return ir.Operation.create("tile.addr", results=[emit.ptr(space)],
+                                   operands=[self.value] + [emit.as_index(c) for c in coord]).result
 
     def _load(self, items) -> Scalar:
         return Scalar(emit.load(self.dtype, self._element_pointer(items)))
@@ -198,5 +201,4 @@ class TileBuffer:
         if space is None:
             raise KernelError("tensor memory has no pointers")
         current()
-        return ir.Operation.create("tile.addr", results=[emit.ptr(space)],
-                                   operands=[self.value] + [emit.as_index(c) for c in coord]).result
+        return self._address(coord, space)

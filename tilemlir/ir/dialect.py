@@ -21,6 +21,8 @@ from tilemlir.ir.context import DIALECT_FILE
 # gives them storage and removes them. Every other op of the dialect is a primitive that
 # tile-dispatch replaces with a variant.
 BUFFER_OPS = ("global", "alloc_local", "alloc_shared", "tmem", "slice", "view", "storage", "addr")
+# tile.slice's `static_offsets` entry for "the next dynamic offset operand" (as in memref.subview)
+DYNAMIC_OFFSET = -(2 ** 63)
 
 
 @dataclass(frozen=True)

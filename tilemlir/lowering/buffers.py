@@ -23,12 +23,12 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from tilemlir.ir import emit
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import BufferType, parse_buffer_type
 from tilemlir.layout import LayoutError, TileLayout
 from tilemlir.ir.emit import Index
 
 ROOT_OPS = ("tile.global", "tile.alloc_shared", "tile.alloc_local", "tile.tmem")
-DYNAMIC_OFFSET = -9223372036854775808  # tile.slice's marker for a dynamic offset
 ADDRESS_SPACE = {"global": 1, "shared": 3, "local": 0}
 
 
