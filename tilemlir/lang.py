@@ -21,7 +21,8 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
 from tilemlir.dsl.kernel import KernelFunction, kernel, prim_func
 from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
-from tilemlir.layout import R, S, TCol, TileLayout, TLane, laneid, tid_in_wg, wgid, wid_in_wg, warpid
+from tilemlir.layout import (R, S, TCol, TileLayout, TLane, laneid, tcgen05_accumulator_layout,
+                             tid_in_wg, warpid, wgid, wgmma_accumulator_layout, wid_in_wg)
 from tilemlir.layout import mma_shared_layout as _mma_shared_layout
 
 
@@ -45,6 +46,7 @@ __all__ = [
     "TLane", "TileBuffer", "TileLayout", "address_of", "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32", "int64",
     "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "ptx",
-    "SwizzleMode", "serial", "thread_id", "tid_in_wg", "tile", "uint32", "uint64", "unroll", "warp_id",
-    "warp_id_in_wg", "warpgroup_id", "warpid", "wgid", "wid_in_wg",
+    "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
+    "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
+    "wgmma_accumulator_layout", "wid_in_wg",
 ]

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pytest
 
 from tilemlir.layout import mma_shared_layout
-from tilemlir.lowering.cuda.gemm_async.fragments import wgmma_accumulator_layout
+from tilemlir.layout.accumulators import wgmma_accumulator_layout
 
 THREADS = 128
 LOOP_K = 64

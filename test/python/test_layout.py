@@ -304,7 +304,8 @@ def test_error_messages(build, words):
         build()
 
 
-MODULES = ["", ".errors", ".axes", ".swizzle", ".builders", ".tile_layout", ".algebra", ".mma", ".text"]
+MODULES = ["", ".errors", ".axes", ".swizzle", ".builders", ".tile_layout", ".algebra", ".mma", ".text",
+           ".accumulators"]
 
 
 @pytest.mark.parametrize("submodule", MODULES)

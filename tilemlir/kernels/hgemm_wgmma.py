@@ -12,7 +12,7 @@ seed, each step is written out whole.
 """
 
 import tilemlir.lang as T
-from tilemlir.lowering.cuda.gemm_async.fragments import wgmma_accumulator_layout
+from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
 

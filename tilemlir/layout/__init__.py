@@ -5,7 +5,8 @@ row-major index to a value on each axis: "m" (register slot or buffer
 element offset), thread axes (laneid, warpid, wid_in_wg, tid_in_wg, wgid, tx),
 tensor memory (TLane, TCol) and cluster CTA ids (cta_x, cta_y, cta_z).
 Layouts carry no shape; group, tile_to, permute_by_groups and slice take it.
-Text form and grammar: see ``text``; shared-memory MMA layouts: see ``mma``.
+Text form and grammar: see ``text``; shared-memory MMA layouts: see ``mma``; accumulator
+fragments of wgmma and tcgen05: see ``accumulators``.
 
     >>> from tilemlir.layout import S, TileLayout, laneid
     >>> a_k8 = TileLayout(S[(2, 8, 4, 2) : (2, 4 @ laneid, 1 @ laneid, 1)])
@@ -13,6 +14,7 @@ Text form and grammar: see ``text``; shared-memory MMA layouts: see ``mma``.
     'S[(2, 8, 2, 4, 2):(2, 4@laneid, 4, 1@laneid, 1)]'
 """
 
+from .accumulators import tcgen05_accumulator_layout, wgmma_accumulator_layout
 from .axes import (AXIS_BOUNDS, AXIS_ORDER, HOLDER_AXES, MEMORY, Axis, Iter, Stride, TCol, TLane, cta_x,
                    cta_y, cta_z, laneid, memory, tid_in_wg, tx, warpid, wgid, wid_in_wg)
 from .builders import R, S
@@ -28,5 +30,5 @@ __all__ = [
     "TCol", "TLane", "cta_x", "cta_y", "cta_z", "laneid", "memory", "tid_in_wg", "tx", "warpid", "wgid",
     "wid_in_wg",
     "from_attr_text", "mma_shared_layout", "mma_shared_strides", "parse_layout", "row_major_layout",
-    "swizzle_for", "to_attr_text",
+    "swizzle_for", "tcgen05_accumulator_layout", "to_attr_text", "wgmma_accumulator_layout",
 ]

@@ -28,7 +28,7 @@ SBO, fixed bits) for the tile at address 0; the run-time start field is added to
 Completion is tracked by the kernel: tile.tcgen05_commit to an mbarrier, then a wait on it.
 
 Operands. D lives in tensor memory with the layout the instruction writes
-(gemm_async/fragments.tcgen05_accumulator_layout: the PTX data path layout of M and
+(layout/accumulators.tcgen05_accumulator_layout: the PTX data path layout of M and
 cta_group), possibly a static or dynamic column window of a larger allocation; A (M x K) and
 B (N x K) are K-major tiles in shared memory with an MMA layout (any swizzle mode), each
 starting on its swizzle repeat. With cta_group 2 the operands are this CTA's share of the CTA
@@ -49,11 +49,10 @@ from mlir.dialects import llvm, nvvm
 from tilemlir.dispatch.registry import Predicate, Reject, predicate, register
 from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
+from tilemlir.layout.accumulators import tcgen05_accumulator_layout, tcgen05_lane_alignments
 from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda.descriptors import Tcgen05InstrDescriptor, tcgen05_mma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
-from tilemlir.lowering.cuda.gemm_async.fragments import (tcgen05_accumulator_layout,
-                                                         tcgen05_lane_alignments)
 from tilemlir.lowering.cuda.gemm_async.issuers import single_issuer_reason
 from tilemlir.lowering.cuda.predicates import operands_in, target_supports
 

@@ -35,7 +35,7 @@ folds: true loads D, false starts from zeros without reading D. This costs N / 2
 call, against the alternative of wgmma in inline PTX with a predicate operand.
 
 Operands. D in registers with the wgmma accumulator fragment: every element must be held by the
-lane and warp of the warpgroup the PTX ISA assigns (tilemlir.lowering.cuda.gemm_async.fragments
+lane and warp of the warpgroup the PTX ISA assigns (tilemlir.layout.accumulators
 .wgmma_accumulator_layout); each (M block, accumulator register) must sit in one register slot
 on all threads, in any slot order. A (M x K) and B (N x K) are K-major tiles in shared memory
 with an MMA layout (any swizzle mode) starting on their swizzle repeat. M is a multiple of 64
@@ -50,11 +50,11 @@ from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit
+from tilemlir.layout.accumulators import WGMMA_M, wgmma_accumulator_layout
 from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda import fragments as register_fragments
 from tilemlir.lowering.cuda.descriptors import wgmma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
-from tilemlir.lowering.cuda.gemm_async.fragments import WGMMA_M, wgmma_accumulator_layout
 from tilemlir.lowering.cuda.predicates import no_replica, operands_in, target_supports
 
 

@@ -1,6 +1,7 @@
 """Where the asynchronous tensor-core MMAs keep their accumulator: layout constructors.
 
-Two public constructors, for the kernel language and for the variants' checks:
+Two public constructors, for the kernel language (exported by tilemlir.lang) and for the
+variants' checks:
 
 * ``wgmma_accumulator_layout(m, n)``: the register fragment of ``wgmma.mma_async .m64nNk16``
   with an f32 accumulator (PTX ISA, "Register Fragments and Shared Memory Matrix Layouts",
@@ -34,7 +35,9 @@ Both return layouts relative to the accumulator's first element (no offsets).
 
 from __future__ import annotations
 
-from tilemlir.layout import Iter, LayoutError, TileLayout
+from .axes import Iter
+from .errors import LayoutError
+from .tile_layout import TileLayout
 
 WGMMA_M = 64
 
