@@ -18,12 +18,28 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
                                      float16, float32, int32, int64, lane_id, meta_var, serial,
                                      thread_id, uint32, uint64, unroll, warp_id, warp_id_in_wg,
                                      warpgroup_id)
-from tilemlir.dsl.kernel import KernelFunction, kernel, prim_func
+from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
 from tilemlir.layout import (R, S, TCol, TileLayout, TLane, laneid, tcgen05_accumulator_layout,
                              tid_in_wg, warpid, wgid, wgmma_accumulator_layout, wid_in_wg)
 from tilemlir.layout import mma_shared_layout as _mma_shared_layout
+from tilemlir.runtime.compiler import compile_kernel
+
+
+class CallableKernel(KernelFunction):
+    """A `@T.kernel` function: calling it compiles (cached) and runs it."""
+
+    def __call__(self, *args, target: str | None = None):
+        """Compiles for `target` (default: the GPU's chip) and runs on `args`."""
+        return compile_kernel(self, target=target)(*args)
+
+
+def kernel(fn) -> CallableKernel:
+    return CallableKernel(fn)
+
+
+prim_func = kernel
 
 
 class SwizzleMode:

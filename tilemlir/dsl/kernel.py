@@ -1,4 +1,5 @@
-"""`@T.kernel` (alias `@T.prim_func`): a Python function that becomes a tile-dialect kernel."""
+"""A Python function that becomes a tile-dialect kernel (what `@T.kernel` makes; tilemlir.lang
+adds the call that compiles and runs it, so that the language does not import the runtime)."""
 
 from __future__ import annotations
 
@@ -27,17 +28,6 @@ class KernelFunction:
         """The tile IR as text, with the Python source locations."""
         return self.build().operation.get_asm(enable_debug_info=True)
 
-    def __call__(self, *args, target: str | None = None):
-        """Compiles (cached) for `target` (default: the GPU's chip) and runs on `args`."""
-        from tilemlir.runtime.compiler import compile_kernel
-        return compile_kernel(self, target=target)(*args)
-
     def __repr__(self) -> str:
         return f"<tilemlir kernel {self.name}>"
 
-
-def kernel(fn) -> KernelFunction:
-    return KernelFunction(fn)
-
-
-prim_func = kernel

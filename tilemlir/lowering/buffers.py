@@ -260,6 +260,7 @@ def tmem_address(ref: BufferRef, coord: list[Index], base: ir.Value | None = Non
 # in the instruction's immediate offset.
 
 GLOBAL_ALIGNMENT = 16  # bytes; tile.global pointers are assumed 16-byte aligned (cudaMalloc: 256)
+SMEM_ALIGN = 1024      # bytes; tile-materialize aligns the shared pool tile.alloc_shared counts from
 
 
 def known_multiple(value: ir.Value, _depth: int = 0) -> int:
@@ -353,7 +354,6 @@ def root_alignment(ref: BufferRef) -> int:
     """The byte alignment of the root storage's first element."""
     owner = ref.root.owner
     if owner.name == "tile.alloc_shared":
-        from tilemlir.lowering.materialize import SMEM_ALIGN
         offset = ir.IntegerAttr(owner.attributes["offset"]).value
         return min(SMEM_ALIGN, offset & -offset) if offset else SMEM_ALIGN
     return GLOBAL_ALIGNMENT

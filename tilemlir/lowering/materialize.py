@@ -22,7 +22,6 @@ from tilemlir.ir.types import parse_buffer_type
 from tilemlir.lowering import buffers
 
 SMEM_SYMBOL = "__tile_smem"
-SMEM_ALIGN = 1024
 _BUFFER_OPS = ("tile.slice", "tile.view") + buffers.ROOT_OPS
 
 
@@ -35,7 +34,7 @@ def _ensure_smem_global(gpu_module: ir.Operation) -> None:
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
         llvm.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), SMEM_SYMBOL,
                       ir.Attribute.parse("#llvm.linkage<external>"),
-                      alignment=SMEM_ALIGN, addr_space=3)
+                      alignment=buffers.SMEM_ALIGN, addr_space=3)
 
 
 def _entry_block(op: ir.Operation) -> ir.Block:

@@ -1,0 +1,96 @@
+"""Imports go downward only (docs: DESIGN.md, "Layers"): no import cycle between tilemlir's modules,
+and the kernel language never reaches into lowering. Imports inside functions count too.
+
+The one allowed loop is variant registration: the registry imports tilemlir.lowering.cuda
+(which imports every variant module) and each variant imports the registry to register itself.
+The root package is left out: it only re-exports tilemlir.compile lazily, and modules import it
+for its __file__ and __version__.
+"""
+
+import ast
+from pathlib import Path
+
+import tilemlir
+
+PACKAGE = Path(tilemlir.__file__).resolve().parent
+REGISTRATION = ("tilemlir.dispatch.registry", "tilemlir.lowering.cuda")
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+MODULES = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imports_of(name: str, source: str) -> set[str]:
+    """The tilemlir modules `source` (module `name`) imports, at any depth of its code."""
+    package = name.split(".") if MODULES[name].name == "__init__.py" else name.split(".")[:-1]
+    found = set()
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                module = ".".join(base + ([node.module] if node.module else []))
+            else:
+                module = node.module or ""
+            # `from pkg import mod` imports the submodule; `from mod import name` the module
+            found.update(f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
+                         for a in node.names)
+    return {m for m in found if m in MODULES and m not in (name, "tilemlir")}
+
+
+def import_graph() -> dict[str, set[str]]:
+    graph = {name: imports_of(name, path.read_text()) for name, path in MODULES.items()
+             if name != "tilemlir"}
+    graph[REGISTRATION[0]].discard(REGISTRATION[1])
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan)."""
+    index, low, stack, on_stack, found = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on_stack.add(v)
+        for w in graph[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while not component or component[-1] != v:
+                component.append(stack.pop())
+                on_stack.discard(component[-1])
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return found
+
+
+def test_no_import_cycles_except_variant_registration():
+    assert cycles(import_graph()) == []
+
+
+def test_the_kernel_language_does_not_import_lowering():
+    reaching = {name: sorted(m for m in deps if m.startswith("tilemlir.lowering"))
+                for name, deps in import_graph().items() if name.startswith("tilemlir.dsl")}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
+def test_the_checks_see_function_level_and_relative_imports():
+    source = "from . import values\nfrom .values import KernelError\n" \
+             "def f():\n    from tilemlir.lowering import buffers\n    import tilemlir.runtime\n"
+    assert imports_of("tilemlir.dsl.kernel", source) == {
+        "tilemlir.dsl.values", "tilemlir.lowering.buffers", "tilemlir.runtime"}
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
