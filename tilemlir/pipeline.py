@@ -33,21 +33,55 @@ class PassInfo:
     build: Callable[[dict], list]        # options -> [("py", fn) | ("mlir", text), ...]
 
 
-def _target_from_module(module: ir.Operation) -> Target | None:
-    found = None
+def _module_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value if "sym_name" in op.attributes else "?"
+
+
+def _declared_targets(gpu_module: ir.Operation, serialised: bool = False) -> list[Target]:
+    """The targets a gpu.module declares (its `targets` list), each checked: LLVM serialises
+    the module once per entry, and aborts on a chip it cannot compile for. `serialised`: the
+    PTX version must be named too (LLVM's default, 6.0, is too old for every supported chip)."""
+    if "targets" not in gpu_module.attributes:
+        return []
+    found = []
+    for attr in ir.ArrayAttr(gpu_module.attributes["targets"]):
+        text = str(attr)
+        if not text.startswith("#nvvm.target"):
+            raise TargetError(f"unsupported target {text}: tilemlir compiles for #nvvm.target only")
+        chip = re.search(r'chip = "([^"]*)"', text)
+        ptx = re.search(r'features = "[^"]*\+ptx(\d+)', text)
+        if chip is None:
+            raise TargetError(f"{text} names no chip (LLVM's default sm_50 is not supported); "
+                              f"add chip = \"sm_80\" or another chip")
+        target = Target.parse(chip.group(1), int(ptx.group(1)) if ptx else None)
+        if serialised and ptx is None:
+            raise TargetError(f"{text} names no PTX version, and LLVM's default (6.0) is too old "
+                              f"for {target.chip}: add features = \"+ptx{target.ptx}\"")
+        found.append(target)
+    return found
+
+
+def _gpu_modules(module: ir.Operation) -> list[ir.Operation]:
+    found = []
 
     def visit(op):
-        nonlocal found
-        if op.name == "gpu.module" and "targets" in op.attributes:
-            m = re.search(r'chip = "(sm_\d+a?)"', str(op.attributes["targets"]))
-            f = re.search(r'features = "\+ptx(\d+)"', str(op.attributes["targets"]))
-            if m:
-                found = Target.parse(m.group(1), int(f.group(1)) if f else None)
-                return ir.WalkResult.INTERRUPT
+        if op.name == "gpu.module":
+            found.append(op)
+            return ir.WalkResult.SKIP
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
     return found
+
+
+def _dispatch_target(gpu_module: ir.Operation, fallback: Target) -> Target:
+    """A gpu.module's own chip (its #nvvm.target), else `fallback`."""
+    declared = {t.chip: t for t in _declared_targets(gpu_module)}
+    if len(declared) > 1:
+        raise TargetError(f"gpu.module @{_module_name(gpu_module)} targets several chips "
+                          f"({', '.join(declared)}); tile primitives are dispatched for one: "
+                          f"put each chip's kernels in their own gpu.module")
+    return next(iter(declared.values()), fallback)
 
 
 def _report(problems, pass_) -> None:
@@ -67,16 +101,34 @@ def _option_target(options: dict) -> Target | None:
         ptx = int(options["ptx"]) if "ptx" in options else None
     except ValueError:
         raise PipelineError(f"ptx must be an integer such as 80, got '{options['ptx']}'") from None
-    return Target.parse(options["chip"], ptx)
+    try:
+        return Target.parse(options["chip"], ptx)
+    except TargetError as err:
+        raise PipelineError(str(err)) from None
 
 
 def _dispatch_pass(options):
-    fixed = _option_target(options)
+    fallback = _option_target(options) or Target.parse(DEFAULT_CHIP)
 
     def tile_dispatch(op, pass_):
         from tilemlir.dispatch.dispatcher import run_dispatch
-        target = fixed or _target_from_module(op) or Target.parse(DEFAULT_CHIP)
-        _report(run_dispatch(op, target), pass_)
+        from tilemlir.dispatch.verify import verify_tile_ir
+
+        def verified_dispatch(root, target):
+            return verify_tile_ir(root, target) or run_dispatch(root, target)
+
+        problems = []
+        gpu_modules = _gpu_modules(op)
+        for gpu_module in gpu_modules:
+            try:
+                target = _dispatch_target(gpu_module, fallback)
+            except TargetError as err:
+                problems.append((gpu_module.location, str(err)))
+                continue
+            problems += verified_dispatch(gpu_module, target)
+        if not gpu_modules:
+            problems += verified_dispatch(op, fallback)
+        _report(problems, pass_)
     return [("py", tile_dispatch)]
 
 
@@ -87,23 +139,55 @@ def _materialize_pass(options):
     return [("py", tile_materialize)]
 
 
+def _unsupported_nvvm_ops(root: ir.Operation, targets: list[Target]) -> list:
+    """(location, message) for every nvvm op under `root` some target cannot compile."""
+    from tilemlir.target.chips import feature_description, nvvm_requirement
+    problems = []
+
+    def visit(o):
+        name = o.name
+        if not name.startswith("nvvm."):
+            return ir.WalkResult.ADVANCE
+        attributes = " ".join(f"{key} = {o.attributes[key]}" for key in o.attributes)
+        feature = nvvm_requirement(name, attributes)
+        if feature is None:
+            problems.append((o.location, f"'{name}' is not in tilemlir's table of nvvm ops and "
+                                         f"what each needs (tilemlir/target/chips.py)"))
+            return ir.WalkResult.ADVANCE
+        for target in targets:
+            if not target.has_hardware_for(feature):
+                problems.append((o.location, f"'{name}' needs a chip with "
+                                             f"{feature_description(feature)}; the target is "
+                                             f"{target.chip}"))
+                break
+            why = target.require(feature)
+            if why:
+                problems.append((o.location, f"'{name}': {why}"))
+                break
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return problems
+
+
 def _check_target_pass(options):
     fixed = _option_target(options)
 
     def tile_check_target(op, pass_):
-        from tilemlir.target.chips import nvvm_requirement
-        target = fixed or _target_from_module(op) or Target.parse(DEFAULT_CHIP)
         problems = []
-
-        def visit(o):
-            feature = nvvm_requirement(o.name)
-            if feature and not target.supports(feature):
-                problems.append((o.location, f"'{o.name}' needs a chip with "
-                                             f"{target.require(feature).split(' is not')[0]}; "
-                                             f"the target is {target.chip}"))
-            return ir.WalkResult.ADVANCE
-
-        op.walk(visit)
+        gpu_modules = _gpu_modules(op)
+        for gpu_module in gpu_modules:
+            try:
+                declared = _declared_targets(gpu_module, serialised=True)
+            except TargetError as err:
+                problems.append((gpu_module.location, str(err)))
+                continue
+            # A pass chip is attached next to the module's own targets: both get compiled.
+            targets = declared + ([fixed] if fixed else [])
+            problems += _unsupported_nvvm_ops(gpu_module,
+                                              targets or [Target.parse(DEFAULT_CHIP)])
+        if not gpu_modules:
+            problems += _unsupported_nvvm_ops(op, [fixed or Target.parse(DEFAULT_CHIP)])
         _report(problems, pass_)
     return [("py", tile_check_target)]
 
@@ -177,8 +261,45 @@ def _parse_options(name: str, text: str, info: PassInfo) -> dict[str, str]:
         if key not in info.options:
             known = ", ".join(info.options) or "none"
             raise PipelineError(f"unknown option '{key}' for {name}; its options: {known}")
+        if key in options:
+            raise PipelineError(f"option '{key}' of {name} is given twice")
         options[key] = value
+    if "opt-level" in options:
+        check_opt_level(options["opt-level"], f"option opt-level of {name}")
     return options
+
+
+def check_opt_level(value, what: str = "opt_level") -> int:
+    """`value` as an LLVM optimisation level 0-3 (LLVM asserts on any other)."""
+    if isinstance(value, str) and re.fullmatch(r"[0-3]", value.strip()):
+        return int(value)
+    if isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 3:
+        return value
+    raise PipelineError(f"{what} must be 0, 1, 2 or 3, got {value!r}")
+
+
+_UPSTREAM_NVVM = "gpu-lower-to-nvvm-pipeline"
+
+
+def _upstream_nvvm_target(options_text: str) -> Target:
+    """The target of an upstream gpu-lower-to-nvvm-pipeline element, checked: its defaults
+    (sm_50, PTX 6.0) are unsupported or too old, so chip and PTX version must be spelled out."""
+    options = dict(item.partition("=")[::2] for item in options_text.split())
+    fix = (f"spell out cubin-chip=<chip> and cubin-features=+ptxNN (e.g. "
+           f"{_UPSTREAM_NVVM}{{cubin-chip=sm_90a cubin-features=+ptx80}}), or use tile-to-ptx")
+    if "cubin-chip" not in options:
+        raise PipelineError(f"{_UPSTREAM_NVVM} without cubin-chip compiles for sm_50, which "
+                            f"tilemlir does not support: {fix}")
+    ptx = re.search(r"\+ptx(\d+)", options.get("cubin-features", ""))
+    if ptx is None:
+        raise PipelineError(f"{_UPSTREAM_NVVM} without a +ptxNN cubin-feature uses PTX 6.0, "
+                            f"too old for every supported chip (LLVM aborts): {fix}")
+    if "opt-level" in options:
+        check_opt_level(options["opt-level"], f"option opt-level of {_UPSTREAM_NVVM}")
+    try:
+        return Target.parse(options["cubin-chip"], int(ptx.group(1)))
+    except TargetError as err:
+        raise PipelineError(f"{_UPSTREAM_NVVM}: {err}") from None
 
 
 def parse_pipeline(text: str) -> list[tuple[str, object]]:
@@ -198,6 +319,10 @@ def parse_pipeline(text: str) -> list[tuple[str, object]]:
             if nested and any(re.search(rf"(^|[\s,(]){re.escape(n)}\b", nested.group(1))
                               for n in TILE_PASSES):
                 raise PipelineError(f"tilemlir passes run on builtin.module only: {element}")
+            if name == _UPSTREAM_NVVM:
+                # Its nvvm ops are checked for its chip first: LLVM aborts on what a chip lacks.
+                target = _upstream_nvvm_target(em.group(2) or "")
+                steps.extend(_check_target_pass({"chip": target.chip, "ptx": str(target.ptx)}))
             steps.append(("mlir", element))
     return steps
 

@@ -8,10 +8,26 @@ every produced one must be expected.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
 from mlir import ir
+
+REPORT_HINT = ("this is a bug in tilemlir: please report it with the input and the command "
+               "line (TILEMLIR_DEBUG=1 shows the Python traceback)")
+
+
+def debug_enabled() -> bool:
+    """TILEMLIR_DEBUG=1: show raw tracebacks of internal errors (the only way to get one)."""
+    return os.environ.get("TILEMLIR_DEBUG", "") not in ("", "0")
+
+
+def internal_error(tool: str, err: BaseException) -> str:
+    """The one-line report of an unexpected exception: says it is ours and how to report it."""
+    detail = str(err).splitlines()[0] if str(err) else ""
+    return f"{tool}: internal error: {type(err).__name__}: {detail} ({REPORT_HINT})"
+
 
 SEVERITIES = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": "warning",
               "DiagnosticSeverity.NOTE": "note", "DiagnosticSeverity.REMARK": "remark"}

@@ -4,7 +4,11 @@
     tilemlir-opt kernel.mlir --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx
 
 Errors are printed as `file:line:col: error: message` and exit with status 1; the process never
-shows a Python traceback for bad input.
+shows a Python traceback for bad input (TILEMLIR_DEBUG=1 shows one for internal errors).
+
+Nothing is lost: `-o FILE` is written to a temporary file next to FILE and renamed over it only
+when the whole run succeeded, so a failing run (any chunk of --split-input-file included) leaves
+an existing FILE as it was, and `-o` naming the input replaces it only with a good result.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import argparse
 import os
 import re
 import sys
+import tempfile
 
 from mlir import ir
 
@@ -20,6 +25,7 @@ from tilemlir.ir.context import make_context
 from tilemlir.pipeline import TILE_PASSES, PipelineError, build_pass_manager
 from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
+from tilemlir.tools.source import SourceError, check_nesting, decode
 
 SPLIT_MARKER = re.compile(r"^//\s*-----\s*$", re.M)
 
@@ -83,10 +89,62 @@ def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
     return chunks
 
 
+class UsageError(Exception):
+    """A mistake on the command line or in the input: one line, exit status 1."""
+
+
 def _render_output(module: ir.Module, emit: str) -> str:
     if emit == "ptx":
-        return "\n".join(extract_ptx(module).values())
+        ptx = extract_ptx(module)
+        if not ptx:
+            raise UsageError("--emit=ptx: the result has no gpu.binary with PTX; run a pipeline "
+                             "that compiles to PTX, e.g. --pass-pipeline='builtin.module("
+                             "tile-to-ptx{chip=sm_90a})'")
+        return "\n".join(ptx.values())
     return str(module)
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    """(display name, text) of the input, checked before MLIR parses it."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    return name, decode(data, name)
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Writes `text` to `path` through a temporary file in the same directory, renamed over
+    `path` at the end: a reader (or a crash) never sees a partial file. A link is followed."""
+    target = os.path.realpath(path)
+    if os.path.isdir(target):
+        raise UsageError(f"cannot write {path}: it is a directory")
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".",
+                                   prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as err:
+        os.unlink(tmp)
+        raise UsageError(f"cannot write {path}: {err.strerror}") from None
 
 
 def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
@@ -97,6 +155,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
         produced.extend(diagnostics.from_mlir(d))
         return True
 
+    check_nesting(chunk, args.filename, first_line)
     handler = ctx.attach_diagnostic_handler(on_diagnostic)
     try:
         with ctx:
@@ -124,38 +183,39 @@ def run(argv: list[str]) -> int:
     if args.list_variants:
         print(list_variants())
         return 0
-    filename = "<stdin>" if args.input == "-" else args.input
     try:
-        text = sys.stdin.read() if args.input == "-" else open(args.input).read()
-    except OSError as err:
-        print(f"tilemlir-opt: cannot read {args.input}: {err.strerror}", file=sys.stderr)
+        return _run(args)
+    except (UsageError, SourceError, PipelineError) as err:
+        print(f"tilemlir-opt: {err}", file=sys.stderr)
         return 1
+
+
+def _run(args) -> int:
+    args.filename, text = _read_input(args.input)
     ctx = make_context()
     outputs, failed, problems = [], False, []
     for chunk, first_line in _chunks(text, args.split_input_file):
-        try:
-            out, produced = _process(chunk, first_line, args, ctx)
-        except PipelineError as err:
-            print(f"tilemlir-opt: {err}", file=sys.stderr)
-            return 1
+        out, produced = _process(chunk, first_line, args, ctx)
         if args.verify_diagnostics:
             problems += diagnostics.verify(diagnostics.expectations(chunk, first_line), produced,
-                                           filename)
+                                           args.filename)
         else:
             for d in produced:
-                print(d.render(filename), file=sys.stderr)
+                print(d.render(args.filename), file=sys.stderr)
             failed |= any(d.severity == "error" for d in produced)
         if out is not None:
             outputs.append(out)
     for p in problems:
         print(p, file=sys.stderr)
+    failed = failed or bool(problems)
     result = "\n// -----\n".join(outputs)
     if args.output == "-":
         sys.stdout.write(result + ("\n" if result and not result.endswith("\n") else ""))
+    elif failed:
+        print(f"tilemlir-opt: {args.output} not written (the run failed)", file=sys.stderr)
     else:
-        with open(args.output, "w") as f:
-            f.write(result)
-    return 1 if (failed or problems) else 0
+        write_atomically(args.output, result)
+    return 1 if failed else 0
 
 
 def main() -> None:
@@ -167,9 +227,9 @@ def main() -> None:
         sys.stderr.close()
         code = 0
     except Exception as err:  # never a traceback for the user; TILEMLIR_DEBUG=1 shows it
-        if os.environ.get("TILEMLIR_DEBUG"):
+        if diagnostics.debug_enabled():
             raise
-        print(f"tilemlir-opt: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        print(diagnostics.internal_error("tilemlir-opt", err), file=sys.stderr)
         code = 1
     sys.stdout.flush()
     sys.exit(code)
