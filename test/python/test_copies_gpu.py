@@ -17,6 +17,9 @@ from tilemlir.layout import parse_layout
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
+
+from gpu_check import assert_matches, check, run_poisoned  # noqa: E402  (needs torch)
+
 DYN = -9223372036854775808
 SWIZZLED = "S[(64, 64):(64, 1)] o Sw<3,3,3>"      # mma_shared_layout(16, "128B", (64, 64))
 A_ATOM = parse_layout("S[(2, 8, 2, 4, 2):(2, 4@laneid, 4, 1@laneid, 1)]")     # (M, K) 16x16
@@ -277,13 +280,8 @@ def test_gemm_fed_through_shared_and_ldmatrix(ta, tb, dtype, loader):
     assert ("cp.async.cg.shared.global" in ptx) == (loader == "copy_async")
     a = torch.randn(64, 128, device="cuda", dtype=TORCH[dtype])
     b = torch.randn(128, 64, device="cuda", dtype=TORCH[dtype])
-    d = torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float32)
-    kernel(a.t().contiguous() if ta else a, b.t().contiguous() if tb else b, d)
-    torch.cuda.synchronize()
-    ref = a.double() @ b.double()
-    assert not torch.isnan(d).any(), "some outputs were never written"
-    err = ((d.double() - ref).norm() / ref.norm()).item()
-    assert err < 1e-5, f"relative error {err:.2e}"
+    check(kernel, [a.t().contiguous() if ta else a, b.t().contiguous() if tb else b],
+          a.double() @ b.double(), torch.float32, rel_error=1e-5)
 
 
 @pytest.mark.parametrize("loader", ["copy", "copy_async"])
@@ -296,11 +294,9 @@ def test_ldmatrix_identity(name, dtype, loader):
     form = name.split(".", 1)[1]
     assert f"ldmatrix.sync.aligned.m8n8.{form}.shared.b16" in kernel.ptx
     x = torch.randn(64, 64, device="cuda", dtype=TORCH[dtype])
-    y = torch.full((64, 64), float("nan"), device="cuda", dtype=TORCH[dtype])
-    kernel(x, y)
-    torch.cuda.synchronize()
+    (y,) = run_poisoned(kernel, [x], [((64, 64), TORCH[dtype])])
     mask = _windows(frag_shape, step)
-    assert torch.equal(y[mask], x[mask])
+    assert_matches(y[mask], x[mask])
 
 
 @pytest.mark.parametrize("name", list(FRAGMENTS))
@@ -314,11 +310,9 @@ def test_stmatrix_round_trip(name):
     form = name.split(".", 1)[1]
     assert f"stmatrix.sync.aligned.m8n8.{form}.shared.b16" in kernel.ptx
     x = torch.randn(64, 64, device="cuda", dtype=torch.float16)
-    y = torch.full((64, 64), float("nan"), device="cuda", dtype=torch.float16)
-    kernel(x, y)
-    torch.cuda.synchronize()
+    (y,) = run_poisoned(kernel, [x], [((64, 64), torch.float16)])
     mask = _windows(frag_shape, step)
-    assert torch.equal(y[mask], x[mask])
+    assert_matches(y[mask], x[mask])
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -327,9 +321,6 @@ def test_cast_and_fill(dtype):
     cvt = "cvt.rn.f16x2.f32" if dtype == "float16" else "cvt.rn.bf16x2.f32"
     assert cvt in kernel.ptx
     x = torch.randn(64, 64, device="cuda", dtype=torch.float32)
-    y = torch.full((64, 64), float("nan"), device="cuda", dtype=TORCH[dtype])
-    z = torch.full((64, 64), float("nan"), device="cuda", dtype=TORCH[dtype])
-    kernel(x, y, z)
-    torch.cuda.synchronize()
-    assert torch.equal(y, x.to(TORCH[dtype]))
-    assert torch.equal(z, torch.full_like(z, 0.5))
+    y, z = run_poisoned(kernel, [x], [((64, 64), TORCH[dtype])] * 2)
+    assert_matches(y, x.to(TORCH[dtype]))
+    assert_matches(z, torch.full_like(z, 0.5))
