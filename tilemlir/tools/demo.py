@@ -1,5 +1,6 @@
-"""tilemlir-demo: the main job. Compiles the seed-001 demo (one warp, one mma.sync) for each
-target, assembles the PTX with ptxas where one is installed, and runs it when a GPU is present.
+"""tilemlir-demo: the main job. Compiles the seed-001 demo (one warp, one mma.sync; the kernel
+language version shipped in the package, tilemlir.kernels.mma_demo) for each target, assembles
+the PTX with ptxas where one is installed, and runs it when a GPU is present.
 
 Exit status 0 when every step that could run passed.
 """
@@ -8,28 +9,26 @@ from __future__ import annotations
 
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 
-from tilemlir.runtime import Executable
+import tilemlir
+from tilemlir.kernels.mma_demo import gemm_16x8x16
 from tilemlir.runtime.cuda import _driver_problem, device_chip
 from tilemlir.target.ptx import PtxasError, assemble, find_ptxas
 
-DEMO = Path(__file__).resolve().parents[2] / "examples" / "mma_demo.mlir"
 CHIPS = ("sm_80", "sm_90a", "sm_100a")
 
 
 def main() -> None:
-    text = DEMO.read_text()
     ok = True
     ptxas = find_ptxas()
     for chip in CHIPS:
         start = time.perf_counter()
-        kernel = Executable.from_text(text, chip).kernel("gemm_16x8x16")
+        kernel = tilemlir.compile(gemm_16x8x16, target=chip, cache=False)
         ms = (time.perf_counter() - start) * 1e3
         count = kernel.ptx.count("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32")
-        line = f"{chip:8s} tile IR -> PTX in {ms:6.1f} ms, {count} mma.sync"
+        line = f"{chip:8s} kernel -> tile IR -> PTX in {ms:6.1f} ms, {count} mma.sync"
         if ptxas:
             try:
                 assemble(kernel.ptx, chip)
@@ -46,7 +45,7 @@ def main() -> None:
         print(f"no run: {problem}")
     else:
         chip = device_chip()
-        kernel = Executable.from_text(text, chip).kernel("gemm_16x8x16")
+        kernel = tilemlir.compile(gemm_16x8x16, target=chip)
         rng = np.random.default_rng(0)
         a = rng.standard_normal((16, 16)).astype(np.float16)
         b = rng.standard_normal((16, 8)).astype(np.float16)
