@@ -2,9 +2,9 @@
 
 Two caches answer a repeat compile:
 
-- In memory: compiling the same kernel function (with the same captured values: a factory's
-  compile-time arguments), or the same tile-IR text, for the same target and options returns the
-  Kernel compiled before, without tracing, hashing or touching the disk.
+- In memory: compiling the same kernel function object (its body capturing the same objects: a
+  factory's compile-time arguments), or the same tile-IR text, for the same target and options
+  returns the Kernel compiled before, without tracing, hashing or touching the disk.
 - On disk, under TILEMLIR_CACHE_DIR (default: the platform's user cache directory, e.g.
   ~/.cache/tilemlir): entries keyed by the tile IR, the target, the options and the tool
   versions (tilemlir's own sources included, so editing a lowering invalidates the cache). An
@@ -26,6 +26,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import operator
 import os
 import shutil
 import tempfile
@@ -45,6 +46,7 @@ from filelock import FileLock
 from mlir import ir
 
 import tilemlir
+from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.ir.context import DIALECT_FILE, make_context
 from tilemlir.runtime.executable import Executable, Kernel
 from tilemlir.runtime.signature import KernelSignature
@@ -73,7 +75,10 @@ def cache_root() -> Path:
 
 
 def dump_request() -> set[str]:
-    wanted = {w.strip() for w in os.environ.get("TILEMLIR_DUMP", "").split(",") if w.strip()}
+    spec = os.environ.get("TILEMLIR_DUMP")
+    if not spec:                # the common case, on every compile: nothing to parse
+        return set()
+    wanted = {w.strip() for w in spec.split(",") if w.strip()}
     if "all" in wanted:
         wanted = {"ir", "ptx"}
     unknown = wanted - {"ir", "ptx"}
@@ -326,48 +331,55 @@ def _replace_file(path: Path, data: bytes) -> None:
 
 # ---------------------------------------------------------------- in-memory cache
 
-_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # fn -> {key: Kernel}
-_by_text: OrderedDict = OrderedDict()                                    # key -> Kernel
+_by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# ^ kernel function -> {(target, opt_level): (captured objects, Kernel)}
+_by_text: OrderedDict = OrderedDict()       # (tile-IR text, target, opt_level) -> Kernel
 _memory_lock = threading.Lock()
 
 
 def _captured(fn) -> tuple:
-    """What a kernel function's body captured (a factory's compile-time arguments); values that
-    cannot be hashed count by identity."""
-    values = []
-    for cell in fn.__closure__ or ():
-        value = cell.cell_contents
-        try:
-            hash(value)
-            values.append((type(value), value))
-        except TypeError:
-            values.append(("id", id(value)))
-    return tuple(values)
+    """The objects a kernel function's body captured: a factory's compile-time arguments."""
+    return tuple(cell.cell_contents for cell in fn.__closure__ or ())
 
 
-def _memory_slot(kernel, options: tuple) -> tuple[dict, tuple] | None:
-    """The table and key under which this process remembers `kernel` compiled with `options`."""
-    from tilemlir.dsl.kernel import KernelFunction
+def _memory_key(kernel, options: tuple):
+    """(kernel function or None, options or text + options, captured objects), or None for
+    what cannot be compiled."""
     if isinstance(kernel, KernelFunction):
-        with _memory_lock:
-            table = _by_function.get(kernel)
-            if table is None:
-                table = _by_function[kernel] = {}
-        return table, (_captured(kernel.fn), *options)
+        return kernel, options, _captured(kernel.fn)
     if isinstance(kernel, str):
-        return _by_text, (kernel, *options)
+        return None, (kernel, *options), ()
     if isinstance(kernel, ir.Module):
-        return _by_text, (kernel.operation.get_asm(), *options)
+        return None, (kernel.operation.get_asm(), *options), ()
     return None
 
 
-def _remembered(slot) -> Kernel | None:
-    table, key = slot
+def _remembered(memory_key) -> Kernel | None:
+    function, key, captured = memory_key
+    if function is not None:
+        known = _by_function.get(function, {}).get(key)
+        # Captured objects compare by identity: a name rebound to another object misses (and
+        # the disk cache answers if the value is equal), but no layout is compared by value.
+        if known is not None and len(known[0]) == len(captured) and \
+                all(map(operator.is_, known[0], captured)):
+            return known[1]
+        return None
     with _memory_lock:
-        found = table.get(key)
-        if found is not None and table is _by_text:
+        found = _by_text.get(key)
+        if found is not None:
             _by_text.move_to_end(key)
     return found
+
+
+def _remember(memory_key, compiled: Kernel) -> None:
+    function, key, captured = memory_key
+    with _memory_lock:
+        if function is not None:
+            _by_function.setdefault(function, {})[key] = (captured, compiled)
+        else:
+            _by_text[key] = compiled
+            if len(_by_text) > TEXT_MEMORY_SIZE:
+                _by_text.popitem(last=False)
 
 
 def clear_memory_cache() -> None:
@@ -376,14 +388,6 @@ def clear_memory_cache() -> None:
     with _memory_lock:
         _by_function.clear()
         _by_text.clear()
-
-
-def _remember(slot, compiled: Kernel) -> None:
-    table, key = slot
-    with _memory_lock:
-        table[key] = compiled
-        if table is _by_text and len(_by_text) > TEXT_MEMORY_SIZE:
-            _by_text.popitem(last=False)
 
 
 # ---------------------------------------------------------------- compile
@@ -405,13 +409,12 @@ def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kern
     `cache=False` skips both caches."""
     start = time.perf_counter()
     wanted = dump_request()
-    slot = _memory_slot(kernel, (target, opt_level)) if cache and not wanted else None
-    if slot is not None:
-        found = _remembered(slot)
+    memory_key = _memory_key(kernel, (target, opt_level)) if cache and not wanted else None
+    if memory_key is not None:
+        found = _remembered(memory_key)
         if found is not None:
-            found.compile_info = dataclasses.replace(
-                found.compile_info, cache_hit=True, memory_hit=True, dump_dir=None,
-                seconds=time.perf_counter() - start)
+            found.compile_info = CompileInfo(found.compile_info.key, True,
+                                             time.perf_counter() - start, None, memory_hit=True)
             return found
     resolved = resolve_target(target)
     module, name = _tile_module(kernel)
@@ -435,13 +438,12 @@ def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kern
     dump_dir = _write_dump(name, key, files, wanted) if wanted else None
     compiled = exe.kernel(name if name in exe.signatures else None)
     compiled.compile_info = CompileInfo(key, hit, time.perf_counter() - start, dump_dir)
-    if slot is not None:
-        _remember(slot, compiled)
+    if memory_key is not None:
+        _remember(memory_key, compiled)
     return compiled
 
 
 def _tile_module(kernel) -> tuple[ir.Module, str | None]:
-    from tilemlir.dsl.kernel import KernelFunction
     if isinstance(kernel, KernelFunction):
         return kernel.build(), kernel.name
     if isinstance(kernel, ir.Module):
