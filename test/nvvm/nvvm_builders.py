@@ -1,5 +1,5 @@
 #!/usr/bin/env python
-"""Re-runnable checks behind docs/notes/nvvm-builders.md.
+"""Regression checks of the upstream NVVM Python builders, behind docs/notes/nvvm-builders.md.
 
 Every check builds a tiny ``gpu.module`` kernel with the MLIR 22 Python builders
 (``from mlir.dialects import nvvm, llvm, arith, ...``), lowers it with
@@ -12,13 +12,15 @@ kills the process (``LLVM ERROR: Cannot select ...``).  So every build runs in a
 child process (this same file, ``--child``); the parent only looks at the exit
 status, the PTX text and ptxas.
 
-Usage::
+Usage (pytest runs every check as one test, in parallel: test_nvvm_builders.py)::
 
-    python docs/notes/nvvm_builder_checks.py              # every item
-    python docs/notes/nvvm_builder_checks.py wgmma tcgen05_mma
-    python docs/notes/nvvm_builder_checks.py --list
-    python docs/notes/nvvm_builder_checks.py -v mma_sync  # also print matched PTX lines
-    python docs/notes/nvvm_builder_checks.py --ptx mma_sync f16_m16n8k16 sm_80 +ptx70
+    python -m pytest test/nvvm                      # every check (marker nvvm_builders)
+    python -m pytest test/nvvm -k wgmma
+    python test/nvvm/nvvm_builders.py               # the same checks, one line each
+    python test/nvvm/nvvm_builders.py wgmma tcgen05_mma
+    python test/nvvm/nvvm_builders.py --list
+    python test/nvvm/nvvm_builders.py -v mma_sync   # also print matched PTX lines
+    python test/nvvm/nvvm_builders.py --ptx mma_sync f16_m16n8k16 sm_80 +ptx70
 
 Each line of output is ``OK`` or ``FAIL``, the item/variant, the chip and PTX
 version, and what happened.  A check can *expect* a failure: ``expect="abort"``
@@ -32,8 +34,8 @@ One item runs on hardware: ``wgmma_hw`` computes a 64x64x64 f16 GEMM with
 wgmma from hand-swizzled shared memory, descriptors from
 tilemlir/lowering/cuda/descriptors.py and the +32-byte K step::
 
-    python docs/notes/nvvm_builder_checks.py --hw-emit build/hw   # here (MLIR)
-    python docs/notes/nvvm_builder_checks.py --hw-run build/hw    # on an sm_90 GPU (cupy, ptxas)
+    python test/nvvm/nvvm_builders.py --hw-emit build/hw   # here (MLIR)
+    python test/nvvm/nvvm_builders.py --hw-run build/hw    # on an sm_90 GPU (cupy, ptxas)
 """
 
 from __future__ import annotations
@@ -41,10 +43,10 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import shutil
 import subprocess
 import sys
 import tempfile
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Callable, Dict, List, Optional, Sequence
 
@@ -221,10 +223,9 @@ def item(name: str, checks: List[Check], doc: str = ""):
 
 
 def _ptxas() -> Optional[str]:
-    found = shutil.which("ptxas")
-    if found is None and os.path.exists("/usr/local/cuda/bin/ptxas"):
-        found = "/usr/local/cuda/bin/ptxas"
-    return found
+    from tilemlir.target.ptx import find_ptxas  # PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel
+
+    return find_ptxas()
 
 
 def run_check(it: Item, c: Check, verbose: bool = False, timeout: int = 300):
@@ -273,7 +274,7 @@ def run_check(it: Item, c: Check, verbose: bool = False, timeout: int = 300):
             problems.append(f"unexpected line /{pat}/: {hit}")
     ptxas = _ptxas()
     if ptxas is None:
-        problems.append("ptxas not on PATH")
+        problems.append("no ptxas (PATH, CUDA_HOME or the nvidia-cuda-nvcc wheel)")
     else:
         with tempfile.TemporaryDirectory() as d:
             src = os.path.join(d, "k.ptx")
@@ -303,6 +304,28 @@ def run_check(it: Item, c: Check, verbose: bool = False, timeout: int = 300):
     if verbose and len(shown) > 1:
         msg += "".join("\n" + " " * 10 + s for s in shown[1:])
     return True, msg
+
+
+_started: Dict[int, Future] = {}
+_pool = ThreadPoolExecutor(max_workers=os.cpu_count() or 1)
+
+
+def prefetch(checks: Sequence[tuple]) -> None:
+    """Starts run_check for every (item, check), one child process per CPU at a time, so that
+    outcome() later finds them done: each check is one process, waiting on LLVM."""
+    for it, c in checks:
+        _started[id(c)] = _pool.submit(run_check, it, c)
+
+
+def cancel_prefetch() -> None:
+    """Drops the checks prefetch() has not started (a test session that stops early)."""
+    _pool.shutdown(wait=False, cancel_futures=True)
+
+
+def outcome(it: Item, c: Check):
+    """run_check's (ok, message) for `c`, from prefetch() when it started it."""
+    started = _started.pop(id(c), None)
+    return started.result() if started is not None else run_check(it, c)
 
 
 # --------------------------------------------------------------------------------------
@@ -840,7 +863,7 @@ def _wgmma_dynamic_scale_d(k, acc, acc_ty, desc_a, desc_b, n, t, scale):
 # four times and writes the accumulator fragment to global memory.
 # Global buffer: A at 0, B at 8192, D (f32) at 16384, an i32 0 at 32768.
 # ``--hw-emit DIR`` writes the PTX here; ``--hw-run DIR`` (on a machine with a GPU,
-# cupy and ptxas; no MLIR needed) assembles, runs and compares with numpy.
+# cupy and tilemlir, for ptxas) assembles, runs and compares with numpy.
 
 HW_VARIANTS = (
     "lbo16", "lbo_layout", "dynamic_scale_d",  # 128B swizzle, K = 64 = one 128-byte chunk
