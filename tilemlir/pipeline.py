@@ -192,10 +192,27 @@ def _check_target_pass(options):
     return [("py", tile_check_target)]
 
 
-def nvvm_pipeline(target: Target, opt_level: int = 3) -> str:
-    """The upstream lowering of gpu/nvvm/arith/... IR to LLVM with embedded PTX."""
-    return (f"gpu-lower-to-nvvm-pipeline{{cubin-chip={target.chip} "
-            f"cubin-features={target.features} cubin-format=isa opt-level={opt_level}}}")
+def nvvm_pipeline(target: Target, opt_level: int = 3) -> list[tuple[str, object]]:
+    """The upstream gpu-lower-to-nvvm-pipeline, pass by pass (the same passes in the same order,
+    so the same PTX), with tile-kernel-abi where the kernels have just become llvm.funcs: kernel
+    parameters that need LLVM argument attributes (TMA tensor maps) get them there."""
+    common = ("convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,"
+              "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
+              "expand-strided-metadata,"
+              f"nvvm-attach-target{{chip={target.chip} features={target.features} O={opt_level}}},"
+              "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,cse")
+    device = ("gpu.module(strip-debuginfo,convert-gpu-to-nvvm,llvm-optimize-for-nvvm-target,"
+              "canonicalize,cse,reconcile-unrealized-casts)")
+    host = ("gpu-to-llvm,gpu-module-to-binary{format=isa},convert-math-to-llvm,canonicalize,cse,"
+            "reconcile-unrealized-casts")
+    return [("mlir", common), ("mlir", device)] + _kernel_abi_pass({}) + [("mlir", host)]
+
+
+def _kernel_abi_pass(options):
+    def tile_kernel_abi(op, pass_):
+        from tilemlir.lowering.kernel_abi import run_kernel_abi
+        run_kernel_abi(op)
+    return [("py", tile_kernel_abi)]
 
 
 def _to_ptx_pipeline(options):
@@ -203,7 +220,7 @@ def _to_ptx_pipeline(options):
     opts = {"chip": target.chip, "ptx": str(target.ptx)}
     return (_dispatch_pass(opts) + [("mlir", "canonicalize"), ("mlir", "cse")]
             + _materialize_pass(opts) + _check_target_pass(opts)
-            + [("mlir", nvvm_pipeline(target, int(options.get("opt-level", 3))))])
+            + nvvm_pipeline(target, int(options.get("opt-level", 3))))
 
 
 TILE_PASSES = {
@@ -221,9 +238,13 @@ TILE_PASSES = {
         {"chip": "target chip (default: the gpu.module's #nvvm.target, else sm_90a)",
          "ptx": "PTX ISA version as an integer"},
         _check_target_pass),
+    "tile-kernel-abi": PassInfo(
+        "tile-kernel-abi", "on lowered llvm.func kernels: TMA tensor-map parameters become "
+        "64-byte-aligned by-value grid constants", {}, _kernel_abi_pass),
     "tile-to-ptx": PassInfo(
         "tile-to-ptx", "tile-dispatch, canonicalize, cse, tile-materialize, tile-check-target, "
-        "then the upstream gpu-lower-to-nvvm-pipeline to LLVM with embedded PTX",
+        "then the passes of the upstream gpu-lower-to-nvvm-pipeline (with tile-kernel-abi after "
+        "convert-gpu-to-nvvm) to LLVM with embedded PTX",
         {"chip": "target chip (default sm_90a)", "ptx": "PTX ISA version, e.g. 80",
          "opt-level": "LLVM optimisation level for the device code (default 3)"},
         _to_ptx_pipeline),
