@@ -7,6 +7,7 @@ contiguity); a mismatch raises ArgumentError naming the parameter.
 from __future__ import annotations
 
 import ctypes
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,7 +81,26 @@ def peek_dlpack(obj) -> DeviceTensor:
                         tensor.device.device_id)
 
 
+_TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32",
+                 "torch.float64": "f64", "torch.int8": "i8", "torch.int16": "i16",
+                 "torch.int32": "i32", "torch.int64": "i64", "torch.uint8": "ui8"}
+
+
+def _is_torch_tensor(obj) -> bool:
+    return type(obj).__module__.startswith("torch") and hasattr(obj, "data_ptr")
+
+
+def _peek_torch(t) -> DeviceTensor:
+    """torch tensors without a DLPack capsule: the launch path's common case, kept cheap."""
+    if not t.is_cuda:
+        raise ArgumentError("not a CUDA tensor")
+    return DeviceTensor(t, t.data_ptr(), _TORCH_DTYPES.get(str(t.dtype)), tuple(t.shape),
+                        t.is_contiguous(), t.device.index)
+
+
 def is_device_tensor(obj) -> bool:
+    if _is_torch_tensor(obj):
+        return obj.is_cuda
     if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
         return False
     try:
@@ -111,10 +131,12 @@ def check_host_array(p: Param, value) -> np.ndarray:
 
 def check_device_tensor(p: Param, value) -> DeviceTensor:
     try:
-        t = peek_dlpack(value)
+        t = _peek_torch(value) if _is_torch_tensor(value) else peek_dlpack(value)
     except ArgumentError:
         raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor") from None
     _check_shape(p, t.shape, t.dtype, t.contiguous)
+    if not t.address and math.prod(t.shape):
+        raise ArgumentError(f"argument '{p.name}' has a NULL data pointer")
     return t
 
 

@@ -2,69 +2,37 @@
 
     exe = Executable.from_text(open("examples/mma_demo.mlir").read(), target="sm_90a")
     kernel = exe.kernel("gemm_16x8x16")
-    kernel(a, b, d)                 # numpy arrays: copied to the GPU and back
-    kernel(a_t, b_t, d_t)           # torch / cupy CUDA tensors: used in place
+    kernel(a, b, d)                 # numpy arrays: copied to the GPU and back, then synchronised
+    kernel(a_t, b_t, d_t)           # torch / cupy CUDA tensors: used in place, on the current stream
+    kernel(a_t, b_t, d_t, stream=s) # ... or on stream s
 
-Both calls go through MLIR's ExecutionEngine and libmlir_cuda_runtime.so (host code built from
-gpu.alloc / gpu.memcpy / gpu.launch_func). `kernel.launch(..., stream=s)` instead launches the
-same PTX with the CUDA driver API on the caller's stream, without synchronising: that is the
-path benchmarks take, so that CUDA-event timings see only the kernel.
+Every call goes through MLIR's CUDA runtime (tilemlir.runtime.launch): the PTX is loaded once
+per kernel, and each call launches it on the caller's stream without synchronising (numpy
+arrays excepted). TMA tensor maps the kernel takes are encoded here, from the tensors' addresses.
 """
 
 from __future__ import annotations
 
 import ctypes
-import re
-from pathlib import Path
 from typing import Callable
 
-import mlir
 from mlir import ir
 
 from tilemlir.ir.context import make_context
 from tilemlir.pipeline import lower_to_ptx
 from tilemlir.runtime import args as argcheck
-from tilemlir.runtime.cuda import DriverKernel, require_driver
-from tilemlir.runtime.host import copy_entry, launch_entry
-from tilemlir.runtime.signature import KernelSignature, kernels
+from tilemlir.runtime import launch as rt
+from tilemlir.runtime.signature import KernelSignature, kernels, with_tensor_maps
+from tilemlir.runtime.streams import LEGACY_DEFAULT_STREAM, current_stream, stream_handle
 from tilemlir.target import Target
 from tilemlir.target.ptx import extract_ptx
-
-MLIR_LIB = Path(list(mlir.__path__)[0]).resolve() / "lib"
-RUNTIME_LIBS = ("libmlir_cuda_runtime.so", "libmlir_runner_utils.so")
-
-
-def _memref_descriptor(array) -> ctypes.Structure:
-    rank = array.ndim
-    fields = [("allocated", ctypes.c_void_p), ("aligned", ctypes.c_void_p),
-              ("offset", ctypes.c_int64), ("sizes", ctypes.c_int64 * rank),
-              ("strides", ctypes.c_int64 * rank)]
-    desc = type("MemRef", (ctypes.Structure,), {"_fields_": fields})()
-    desc.allocated = desc.aligned = array.ctypes.data
-    desc.offset = 0
-    for i in range(rank):
-        desc.sizes[i] = array.shape[i]
-        desc.strides[i] = array.strides[i] // array.itemsize
-    return desc
-
 
 _SCALAR_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64,
                   "f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool}
 
 
-def with_host_entries(module: ir.Module, signatures) -> ir.Module:
-    """A copy of `module` (locations kept) with the host entry points of every kernel added."""
-    text = module.operation.get_asm(enable_debug_info=True)
-    body_end = [m.start() for m in re.finditer(r"^\}", text, re.M)][-1]  # the module's "}"
-    entries = "\n".join(copy_entry(s) + "\n" + launch_entry(s) for s in signatures)
-    with module.context:
-        new = ir.Module.parse(text[:body_end] + entries + "\n" + text[body_end:])
-        new.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
-    return new
-
-
 class Executable:
-    """Kernels (signatures + PTX) and, on demand, the lowered module the engine runs."""
+    """Kernels (signatures + PTX) and, on demand, the lowered module."""
 
     def __init__(self, target: Target, signatures: dict[str, KernelSignature],
                  ptx: dict[str, str], lowered: Callable[[], ir.Module]):
@@ -72,16 +40,15 @@ class Executable:
         self.signatures = signatures
         self.ptx = ptx
         self._lowered = lowered
-        self._engine = None
 
     @staticmethod
     def compile(module: ir.Module, target: Target, opt_level: int = 3,
                 dump_dir: str | None = None) -> "Executable":
-        """Lowers a tile module (kernels + generated host entries) to PTX."""
+        """Lowers a tile module to PTX (in place)."""
         signatures = {s.name: s for s in kernels(module)}
-        lowered = with_host_entries(module, signatures.values())
-        lower_to_ptx(lowered, target, opt_level, dump_dir)
-        return Executable(target, signatures, extract_ptx(lowered), lambda: lowered)
+        lower_to_ptx(module, target, opt_level, dump_dir)
+        with_tensor_maps(signatures, module)
+        return Executable(target, signatures, extract_ptx(module), lambda: module)
 
     @staticmethod
     def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
@@ -98,22 +65,15 @@ class Executable:
             raise KeyError(f"no kernel '{name}'; the kernels are: {', '.join(self.signatures)}")
         return Kernel(self, self.signatures[name])
 
-    def engine(self):
-        """The MLIR ExecutionEngine (created on first use; needs a CUDA driver)."""
-        if self._engine is None:
-            require_driver()
-            from mlir.execution_engine import ExecutionEngine
-            libs = [str(MLIR_LIB / name) for name in RUNTIME_LIBS]
-            self._engine = ExecutionEngine(self._lowered(), opt_level=2, shared_libs=libs)
-            self._engine.initialize()
-        return self._engine
-
 
 class Kernel:
+    """A compiled kernel; calling it launches it (see the module docstring)."""
+
     def __init__(self, exe: Executable, sig: KernelSignature):
         self.executable = exe
         self.signature = sig
-        self._driver_kernel = None
+        self._function: rt.LoadedFunction | None = None
+        self._maps: dict = {}            # (record, address) -> encoded tensor map
 
     @property
     def name(self) -> str:
@@ -123,52 +83,86 @@ class Kernel:
     def ptx(self) -> str:
         return self.executable.ptx[self.signature.module]
 
-    def _check_count(self, values) -> None:
-        params = self.signature.params
-        if len(values) != len(params):
-            raise argcheck.ArgumentError(
-                f"{self.name} takes {len(params)} arguments "
-                f"({', '.join(p.describe() for p in params)}), got {len(values)}")
+    def __call__(self, *values, stream=None) -> None:
+        """Launches on the tensors' current stream (or `stream`); numpy arrays are copied to
+        the GPU and back, and the call then waits for the kernel."""
+        self._run(values, stream, None)
 
-    def __call__(self, *values) -> None:
-        """Runs the kernel through MLIR's CUDA runtime and waits for it."""
-        self._check_count(values)
-        buffers = [v for p, v in zip(self.signature.params, values) if p.kind == "buffer"]
-        on_device = [argcheck.is_device_tensor(v) for v in buffers]
+    def launch(self, *values, stream=None, grid=None) -> None:
+        """Like calling the kernel, with the grid overridable (for experiments)."""
+        self._run(values, stream, grid)
+
+    # ------------------------------------------------------------------ one launch path
+    def _run(self, values, stream, grid) -> None:
+        sig = self.signature
+        if len(values) != len(sig.params):
+            raise argcheck.ArgumentError(
+                f"{self.name} takes {len(sig.params)} arguments "
+                f"({', '.join(p.describe() for p in sig.params)}), got {len(values)}")
+        buffers = [(p, v) for p, v in zip(sig.params, values) if p.kind == "buffer"]
+        on_device = [argcheck.is_device_tensor(v) for _, v in buffers]
         if any(on_device) and not all(on_device):
-            names = [p.name for p in self.signature.params if p.kind == "buffer"]
-            host = [n for n, d in zip(names, on_device) if not d]
+            host = [p.name for (p, _), d in zip(buffers, on_device) if not d]
             raise argcheck.ArgumentError(
                 f"{self.name}: mix of host arrays and CUDA tensors; "
                 f"argument(s) {', '.join(repr(h) for h in host)} are not on the GPU")
-        engine_args, keep = [], []
-        for p, v in zip(self.signature.params, values):
-            if p.kind == "scalar":
-                c = _SCALAR_CTYPES[p.dtype](argcheck.check_scalar(p, v))
-                keep.append(c)
-                engine_args.append(ctypes.pointer(c))
-            elif all(on_device):
+        scalars = {i: argcheck.check_scalar(p, v)
+                   for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "scalar"}
+        if buffers and all(on_device):
+            addresses, device = {}, None
+            for i, (p, v) in enumerate(zip(sig.params, values)):
+                if p.kind != "buffer":
+                    continue
                 t = argcheck.check_device_tensor(p, v)
-                c = ctypes.c_int64(t.address)
-                keep.append((t, c))
-                engine_args.append(ctypes.pointer(c))
-            else:
-                desc = _memref_descriptor(argcheck.check_host_array(p, v))
-                keep.append(desc)
-                engine_args.append(ctypes.pointer(ctypes.pointer(desc)))
-        entry = f"{self.name}__launch" if buffers and all(on_device) else f"{self.name}__copy"
-        self.executable.engine().invoke(entry, *engine_args)
+                if device is not None and t.device != device:
+                    raise argcheck.ArgumentError(
+                        f"argument '{p.name}' is on cuda:{t.device} but earlier arguments are "
+                        f"on cuda:{device}")
+                device, addresses[i] = t.device, t.address
+            handle = stream_handle(stream) if stream is not None \
+                else current_stream(buffers[0][1], device)
+            rt.bind_device(device)
+            self._launch(grid, handle, addresses, scalars)
+            return
+        arrays = {i: argcheck.check_host_array(p, v)
+                  for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "buffer"}
+        handle = stream_handle(stream) if stream is not None else LEGACY_DEFAULT_STREAM
+        addresses = {}
+        try:
+            for i, array in arrays.items():
+                addresses[i] = rt.copy_to_device(array)
+            self._launch(grid, handle, addresses, scalars)
+        finally:
+            for i, address in addresses.items():
+                rt.copy_back_and_free(arrays[i], address)
 
-    def launch(self, *values, stream: int = 0, grid=None) -> None:
-        """Launches on `stream` with the CUDA driver API (CUDA tensors only), without waiting."""
-        self._check_count(values)
-        if self._driver_kernel is None:
-            self._driver_kernel = DriverKernel(self.ptx, self.name, self.signature.shared_memory)
-        launch_args = []
-        for p, v in zip(self.signature.params, values):
+    def _launch(self, grid, stream: int, addresses: dict, scalars: dict) -> None:
+        sig = self.signature
+        params, _keep = self._params(addresses, scalars)
+        if self._function is None:
+            self._function = rt.LoadedFunction(self.ptx, self.name)
+        self._function.launch(grid or sig.grid, sig.block, sig.cluster, sig.shared_memory,
+                              stream, params)
+
+    def _params(self, addresses: dict, scalars: dict):
+        """The kernel's argument array (pointers to each value) and what keeps them alive."""
+        sig = self.signature
+        keep = []
+        for i, p in enumerate(sig.params):
             if p.kind == "buffer":
-                launch_args.append((argcheck.check_device_tensor(p, v).address, ctypes.c_void_p))
+                keep.append(ctypes.c_void_p(addresses[i]))
             else:
-                launch_args.append((argcheck.check_scalar(p, v), _SCALAR_CTYPES[p.dtype]))
-        self._driver_kernel.launch(grid or self.signature.grid, self.signature.block, launch_args,
-                                   stream)
+                keep.append(_SCALAR_CTYPES[p.dtype](scalars[i]))
+        for record in sig.tensor_maps:
+            p = sig.params[record.param]
+            key = (record, addresses[record.param])
+            tmap = self._maps.get(key)
+            if tmap is None:
+                if len(self._maps) > 64:         # tensors come and go: keep the cache small
+                    self._maps.clear()
+                tmap = rt.encode_tensor_map(addresses[record.param], p.dtype, p.shape,
+                                            record.box, record.swizzle)
+                self._maps[key] = tmap
+            keep.append(tmap)
+        pointers = [k.address if isinstance(k, rt.TensorMap) else ctypes.addressof(k) for k in keep]
+        return (ctypes.c_void_p * len(keep))(*pointers), keep

@@ -3,16 +3,20 @@
 A kernel is a `gpu.func ... kernel` whose pointer parameters are wrapped by `tile.global`, so
 their shape and element type are known. Optional discardable attributes on the gpu.func:
 `tile.params = ["A", "B", "D"]` (parameter names for messages) and
-`tile.grid = array<i32: gx, gy, gz>` (the launch grid); `known_block_size` gives the block.
+`tile.grid = array<i32: gx, gy, gz>` (the launch grid), `tile.cluster = array<i32: cx, cy, cz>`
+(the thread-block cluster shape, for kernels launched in clusters); `known_block_size` gives the
+block. TMA tensor maps that dispatch adds as parameters are read after lowering
+(tilemlir.lowering.kernel_abi) and attached with `with_tensor_maps`.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from mlir import ir
 
 from tilemlir.ir.types import parse_buffer_type
+from tilemlir.lowering.kernel_abi import TensorMapRecord, lowered_records
 from tilemlir.lowering.materialize import shared_memory_bytes
 
 
@@ -41,6 +45,8 @@ class KernelSignature:
     block: tuple[int, int, int]
     grid: tuple[int, int, int]
     shared_memory: int              # bytes of dynamic shared memory
+    cluster: tuple[int, int, int] = (1, 1, 1)
+    tensor_maps: tuple[TensorMapRecord, ...] = ()   # parameters after `params`, by value
 
 
 def _ints(attr) -> tuple[int, ...]:
@@ -100,5 +106,15 @@ def _signature(module_name: str, func) -> KernelSignature:
         raise SignatureError(f"kernel {name} declares no known_block_size")
     block = _ints(func.attributes["known_block_size"])
     grid = _ints(func.attributes["tile.grid"]) if "tile.grid" in func.attributes else (1, 1, 1)
+    cluster = _ints(func.attributes["tile.cluster"]) if "tile.cluster" in func.attributes \
+        else (1, 1, 1)
     return KernelSignature(module_name, name, tuple(params), block, grid,
-                           shared_memory_bytes(func))
+                           shared_memory_bytes(func), cluster)
+
+
+def with_tensor_maps(signatures: dict[str, KernelSignature], lowered: ir.Module) -> None:
+    """Attaches the tensor-map parameters dispatch added (read from the lowered module)."""
+    for (module_name, name), records in lowered_records(lowered).items():
+        sig = signatures.get(name)
+        if sig is not None and sig.module == module_name:
+            signatures[name] = replace(sig, tensor_maps=tuple(records))
