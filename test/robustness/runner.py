@@ -41,7 +41,7 @@ def _run_opt(case) -> dict:
     try:
         with redirect_stdout(out), redirect_stderr(err):
             try:
-                opt.main()
+                opt.run_in_process()
             except SystemExit as exit_:
                 rc = exit_.code if isinstance(exit_.code, int) else 1
     finally:

@@ -112,6 +112,25 @@ REJECTED = [
     ("shape-huge", "sm_80", local("65536, 65536", "S[(65536, 65536):(65536, 1)]", "f32"),
      "more than a tile can hold"),
     ("shape-layout-mismatch", "sm_80", local("16, 8", "S[4:1]", "f32"), "has 4 elements but shape (16, 8) has 128"),
+    ("swizzle-beyond-address", "sm_90a", alloc("128, 64", "S[(128, 64):(64, 1)] o Sw<3,3,215>", 0),
+     "swizzle Sw<3,3,215> reaches beyond bit 24"),
+    ("stride-overflows-i32", "sm_80", local("16, 8", "S[(2, 8, 4, 2):(2147483647, 4@laneid, 1@laneid, 1)]", "f32"),
+     "reaches beyond 2147483647"),
+    ("offset-overflows-i32", "sm_80", local("4", "S[4:1] + {m: 4294967296}", "f32"), "reaches beyond"),
+    ("local-beyond-512KiB", "sm_80", local("2, 2", "S[(2, 2):(200000, 1)]", "f32"),
+     "needs 800008 bytes per thread; local memory holds 524288"),
+    ("buffer-argument-bad-shape-type", "sm_80", kernel(
+        '      "tile.fill"(%a, %v) {scope = "warp"} : (!tile.buf<array<i32: 4>, f32, "local", #tile.layout<"S[4:1]">>, f32) -> ()',
+        params='%a: !tile.buf<array<i32: 4>, f32, "local", #tile.layout<"S[4:1]">>, %v: f32'),
+     "operand 0 of tile.fill: invalid tile buffer type"),
+    ("tile-ops-without-block-size", "sm_80", kernel(
+        '      %a = "tile.alloc_local"() : () -> !tile.buf<array<i64: 4>, f32, "local", #tile.layout<"S[4:1]">>',
+        block="32, 1, 1").replace("known_block_size = array<i32: 32, 1, 1>", "other = 1"),
+     "tile ops need their kernel's block size"),
+    ("block-size-i8-array", "sm_80", kernel(
+        '      %a = "tile.alloc_local"() : () -> !tile.buf<array<i64: 4>, f32, "local", #tile.layout<"S[4:1]">>',
+        block="32, 1, 1").replace("array<i32: 32, 1, 1>", "array<i8: 32, 1, 1>"),
+     "tile ops need their kernel's block size"),
     # nvvm ops the chip lacks: rejected instead of an LLVM abort
     ("nvvm-st-bulk-sm80", "sm_80", nvvm("nvvm.st.bulk %p, size = %n : !llvm.ptr", "%p: !llvm.ptr, %n: i64"),
      "'nvvm.st.bulk' needs a chip with st.bulk; the target is sm_80"),

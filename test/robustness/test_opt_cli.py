@@ -1,6 +1,12 @@
 """tilemlir-opt's command line: nothing written or lost on failure, unreadable input, bad
 options. Every case runs in a child process (an abort fails the case, not the suite)."""
 
+import os
+import signal
+import subprocess
+import sys
+import time
+
 import pytest
 
 from harness import OptCase
@@ -98,6 +104,14 @@ CASES = [
     OptCase("utf8-comment-accepted", ["in.mlir"], {"in.mlir": "// caf\u00e9 \u2713\n" + GOOD}, rc=0),
     OptCase("bom-input", ["in.mlir"], {"in.mlir": b"\xef\xbb\xbf" + GOOD.encode()},
             errors=("in.mlir:1:1:",)),
+    OptCase("dense-array-of-index", ["in.mlir", "-o", "out.mlir"],
+            {"in.mlir": "func.func @f() attributes {a = array<index: 1, 2>} { return }\n",
+             "out.mlir": OLD}, errors=("in.mlir:1: array<index: ...> is not a dense array",)),
+    OptCase("dense-array-of-f16", ["in.mlir"],
+            {"in.mlir": "func.func @f() attributes {a = array<f16: 1.0>} { return }\n"},
+            errors=("array<f16: ...> is not a dense array",)),
+    OptCase("llvm-array-type-ok", ["in.mlir"],
+            {"in.mlir": "func.func private @f(!llvm.array<4 x f32>, tensor<2xindex>)\n"}, rc=0),
     # ---- argparse errors exit 2 with usage, never a traceback
     OptCase("bad-emit", ["--emit=sass", "in.mlir"], {"in.mlir": GOOD}, rc=2,
             errors=("invalid choice",)),
@@ -171,3 +185,32 @@ for name, (pipeline, message) in BAD_OPTIONS.items():
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_case(batch, case_id):
     batch.check(case_id)
+
+
+def _children(pid: int) -> list[int]:
+    with open(f"/proc/{pid}/task/{pid}/children") as f:
+        return [int(p) for p in f.read().split()]
+
+
+@pytest.mark.skipif(not os.path.exists(f"/proc/{os.getpid()}/task/{os.getpid()}/children"),
+                    reason="needs /proc/PID/task/PID/children (Linux)")
+def test_a_killed_compiler_process_is_an_error_not_a_death(tmp_path):
+    """tilemlir-opt runs the work in a child: when MLIR kills that child (here: a SIGSEGV sent
+    while it waits for stdin), the command still exits 1 with an internal error and writes
+    nothing."""
+    out = tmp_path / "out.mlir"
+    out.write_bytes(OLD)
+    launcher = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from tilemlir.tools import opt; sys.argv[0] = "
+         "'tilemlir-opt'; opt.main()", "-o", str(out)],
+        stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 30
+    while not _children(launcher.pid):
+        assert time.monotonic() < deadline, "no child process"
+        time.sleep(0.02)
+    os.kill(_children(launcher.pid)[0], signal.SIGSEGV)
+    _, stderr = launcher.communicate(GOOD, timeout=30)
+    assert launcher.returncode == 1
+    assert "internal error: MLIR/LLVM killed the compiler process (SIGSEGV" in stderr
+    assert "please report it" in stderr
+    assert out.read_bytes() == OLD

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from mlir import ir
 
-from tilemlir.layout import LayoutError
 from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
+from tilemlir.layout import LayoutError
 from tilemlir.target import Target
 
 DYNAMIC_OFFSET = -(2 ** 63)          # tile.slice's marker for a dynamic offset
@@ -22,6 +22,10 @@ MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
 TMEM_COLUMNS = (32, 64, 128, 256, 512)
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
+# Layout strides and offsets become i32/i64 address arithmetic: keep them far from overflow.
+MAX_LAYOUT_VALUE = 2 ** 31 - 1
+MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)
+MAX_SWIZZLE_BITS = 24                   # far beyond the 128-byte swizzles the hardware knows
 
 
 class _Problems(list):
@@ -31,31 +35,53 @@ class _Problems(list):
 
 def _buffer(value: ir.Value, what: str, op: ir.Operation, problems: _Problems):
     """The parsed buffer type of `value`, or None (with a problem) when it is unusable."""
+    problem = _buffer_type_problem(str(value.type), value.type)
+    if problem:
+        problems.add(op, f"{what}: {problem}")
+        return None
+    return parse_buffer_type(value.type)
+
+
+_TYPE_PROBLEMS: dict[str, str | None] = {}
+
+
+def _buffer_type_problem(text: str, type_: ir.Type) -> str | None:
+    """What is wrong with a !tile.buf type, or None (cached: kernels reuse few types)."""
+    if text not in _TYPE_PROBLEMS:
+        _TYPE_PROBLEMS[text] = _find_type_problem(type_)
+    return _TYPE_PROBLEMS[text]
+
+
+def _find_type_problem(type_: ir.Type) -> str | None:
     try:
-        buf = parse_buffer_type(value.type)
-    except (ValueError, ir.MLIRError) as err:
-        problems.add(op, f"{what}: invalid tile buffer type: {err}")
-        return None
-    bad_dims = [d for d in buf.shape if d < 1]
-    if bad_dims:
-        problems.add(op, f"{what}: a tile shape holds positive extents, got {list(buf.shape)}")
-        return None
-    if buf.size > MAX_BUFFER_ELEMENTS:
-        problems.add(op, f"{what}: {buf.describe()} has {buf.size} elements, more than a tile "
-                         f"can hold ({MAX_BUFFER_ELEMENTS})")
-        return None
+        buf = parse_buffer_type(type_)
+    except (ValueError, LayoutError, ir.MLIRError) as err:
+        return f"invalid tile buffer type: {err} (the shape is an array<i64: ...>)"
+    if any(d < 1 for d in buf.shape):
+        return f"a tile shape holds positive extents, got {list(buf.shape)}"
+    if buf.scope != "global" and buf.size > MAX_BUFFER_ELEMENTS:   # tensors are not tiles
+        return (f"{buf.describe()} has {buf.size} elements, more than a tile can hold "
+                f"({MAX_BUFFER_ELEMENTS})")
     try:
         element_bits(buf.elem)
     except ValueError:
-        problems.add(op, f"{what}: element type {buf.elem} has no bit width (use an integer "
-                         f"or float type)")
-        return None
+        return f"element type {buf.elem} has no bit width (use an integer or float type)"
+    layout = buf.layout
+    swizzle = layout.swizzle
+    if swizzle is not None and swizzle.base + swizzle.shift + swizzle.bits > MAX_SWIZZLE_BITS:
+        return f"swizzle {swizzle} reaches beyond bit {MAX_SWIZZLE_BITS} of the address"
+    values = [abs(it.stride) * it.extent for it in layout.shard + layout.replica]
+    values += [abs(v) for v in layout.offset.values()]
+    if any(v > MAX_LAYOUT_VALUE for v in values):
+        return f"layout {layout} reaches beyond {MAX_LAYOUT_VALUE} (strides, offsets)"
     try:
-        buf.layout.checked_shape(buf.shape)
+        layout.checked_shape(buf.shape)
     except LayoutError as err:
-        problems.add(op, f"invalid tile buffer type: {err}")
-        return None
-    return buf
+        return f"invalid tile buffer type: {err}"
+    if buf.scope == "local" and _footprint(buf) > MAX_LOCAL_BYTES:
+        return (f"{buf.describe()} needs {_footprint(buf)} bytes per thread; local memory holds "
+                f"{MAX_LOCAL_BYTES}")
+    return None
 
 
 def _check_slice(op: ir.Operation, problems: _Problems) -> None:
@@ -141,9 +167,11 @@ def _check_tmem_columns(op: ir.Operation, problems: _Problems) -> None:
 def _check_extents(op: ir.Operation, name: str, limits, problems: _Problems) -> None:
     if name not in op.attributes:
         return
-    dims = list(ir.DenseI32ArrayAttr(op.attributes[name]))
-    if len(dims) != 3 or any(d < 1 for d in dims):
-        problems.add(op, f"{name} must be three positive extents, got {dims}")
+    attr = op.attributes[name]
+    dims = list(ir.DenseI32ArrayAttr(attr)) if isinstance(attr, ir.DenseI32ArrayAttr) else None
+    if dims is None or len(dims) != 3 or any(d < 1 for d in dims):
+        problems.add(op, f"{name} must be three positive extents (array<i32: x, y, z>), "
+                         f"got {attr}")
         return
     for axis, (d, limit) in enumerate(zip(dims, limits)):
         if d > limit:
@@ -153,12 +181,29 @@ def _check_extents(op: ir.Operation, name: str, limits, problems: _Problems) -> 
                          f"a block has at most {MAX_BLOCK_THREADS}")
 
 
+def _check_buffer_values(op: ir.Operation, problems: _Problems) -> None:
+    """Every !tile.buf a tile op defines, or takes from elsewhere (a block argument, a non-tile
+    op): each bad type is reported where it enters the tile ops."""
+    for i, value in enumerate(op.operands):
+        owner = value.owner
+        from_tile_op = not isinstance(owner, ir.Block) and owner.name.startswith("tile.")
+        if is_buffer_type(value.type) and not from_tile_op:
+            _buffer(value, f"operand {i} of {op.name}", op, problems)
+    for i, value in enumerate(op.results):
+        if is_buffer_type(value.type):
+            _buffer(value, f"result {i} of {op.name}", op, problems)
+
+
 def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location, str]]:
     """Every problem of the tile ops (and kernel extents) under `root` for `target`."""
     problems = _Problems()
+    tile_ops_seen = False                 # in the gpu.func being walked (post-order: ops first)
 
     def visit(op):
+        nonlocal tile_ops_seen
         name = op.name
+        if name.startswith("tile."):
+            tile_ops_seen = True
         if name == "tile.slice":
             _check_slice(op, problems)
         elif name == "tile.view":
@@ -168,12 +213,14 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
         elif name in ("tile.tmem_alloc", "tile.tmem_dealloc"):
             _check_tmem_columns(op, problems)
         elif name == "gpu.func":
+            if tile_ops_seen and "known_block_size" not in op.attributes:
+                problems.add(op, "tile ops need their kernel's block size: give the gpu.func "
+                                 "known_block_size = array<i32: x, y, z>")
+            tile_ops_seen = False
             _check_extents(op, "known_block_size", MAX_BLOCK_DIMS, problems)
             _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
         elif name.startswith("tile."):
-            for i, result in enumerate(op.results):
-                if is_buffer_type(result.type):
-                    _buffer(result, f"result {i} of {name}", op, problems)
+            _check_buffer_values(op, problems)
         return ir.WalkResult.ADVANCE
 
     root.walk(visit)

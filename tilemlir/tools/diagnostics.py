@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from mlir import ir
+if TYPE_CHECKING:  # tilemlir-opt's launcher imports this module without loading MLIR
+    from mlir import ir
 
-REPORT_HINT = ("this is a bug in tilemlir: please report it with the input and the command "
-               "line (TILEMLIR_DEBUG=1 shows the Python traceback)")
+REPORT_HINT = "a bug in tilemlir: please report it with the input and the command line"
 
 
 def debug_enabled() -> bool:
@@ -26,7 +27,8 @@ def debug_enabled() -> bool:
 def internal_error(tool: str, err: BaseException) -> str:
     """The one-line report of an unexpected exception: says it is ours and how to report it."""
     detail = str(err).splitlines()[0] if str(err) else ""
-    return f"{tool}: internal error: {type(err).__name__}: {detail} ({REPORT_HINT})"
+    return (f"{tool}: internal error: {type(err).__name__}: {detail} ({REPORT_HINT}; "
+            f"TILEMLIR_DEBUG=1 shows the Python traceback)")
 
 
 SEVERITIES = {"DiagnosticSeverity.ERROR": "error", "DiagnosticSeverity.WARNING": "warning",

@@ -9,6 +9,13 @@ shows a Python traceback for bad input (TILEMLIR_DEBUG=1 shows one for internal 
 Nothing is lost: `-o FILE` is written to a temporary file next to FILE and renamed over it only
 when the whole run succeeded, so a failing run (any chunk of --split-input-file included) leaves
 an existing FILE as it was, and `-o` naming the input replaces it only with a good result.
+(mlir-opt instead truncates FILE first and deletes it when the run fails.)
+
+The process never dies on input: the command (`main`) is a thin launcher that runs the work in a
+child process (this module run with -m). MLIR and LLVM abort the process on some inputs instead of
+raising (assertions in the parser, the NVPTX backend's "Cannot select"); a child killed that way
+is reported as an internal error with exit status 1, and since only a child that succeeded
+writes -o, nothing is lost either. The launcher does not load MLIR (a few ms).
 """
 
 from __future__ import annotations
@@ -16,21 +23,23 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import signal
+import subprocess
 import sys
 import tempfile
+from typing import TYPE_CHECKING
 
-from mlir import ir
-
-from tilemlir.ir.context import make_context
-from tilemlir.pipeline import TILE_PASSES, PipelineError, build_pass_manager
-from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
-from tilemlir.tools.source import SourceError, check_nesting, decode
+from tilemlir.tools.source import SourceError, check_source, decode
+
+if TYPE_CHECKING:
+    from mlir import ir
 
 SPLIT_MARKER = re.compile(r"^//\s*-----\s*$", re.M)
 
 
 def _help_epilog() -> str:
+    from tilemlir.pipeline import TILE_PASSES
     lines = ["tilemlir passes (use them by name inside --pass-pipeline):"]
     for info in TILE_PASSES.values():
         lines.append(f"  {info.name:18s} {info.summary}")
@@ -109,6 +118,7 @@ class UsageError(Exception):
 
 def _render_output(module: ir.Module, emit: str) -> str:
     if emit == "ptx":
+        from tilemlir.target.ptx import extract_ptx
         ptx = extract_ptx(module)
         if not ptx:
             raise UsageError("--emit=ptx: the result has no gpu.binary with PTX; run a pipeline "
@@ -163,13 +173,16 @@ def write_atomically(path: str, text: str) -> None:
 
 def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     """(printed output or None, diagnostics) for one chunk."""
+    from mlir import ir
+
+    from tilemlir.pipeline import build_pass_manager
     produced: list[diagnostics.Diagnostic] = []
 
     def on_diagnostic(d):
         produced.extend(diagnostics.from_mlir(d))
         return True
 
-    check_nesting(chunk, args.filename, first_line)
+    check_source(chunk, args.filename, first_line)
     handler = ctx.attach_diagnostic_handler(on_diagnostic)
     try:
         with ctx:
@@ -193,6 +206,8 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
 
 
 def run(argv: list[str]) -> int:
+    """tilemlir-opt `argv` in this process; returns the exit status."""
+    from tilemlir.pipeline import PipelineError
     args = _parser().parse_args(argv)
     if args.list_variants:
         print(list_variants())
@@ -205,6 +220,7 @@ def run(argv: list[str]) -> int:
 
 
 def _run(args) -> int:
+    from tilemlir.ir.context import make_context
     args.filename, text = _read_input(args.input)
     ctx = make_context()
     outputs, failed, problems = [], False, []
@@ -233,6 +249,27 @@ def _run(args) -> int:
 
 
 def main() -> None:
+    """The tilemlir-opt command: runs `run_in_process` in a child process (see the module
+    docstring) and turns the child's death by a signal into an internal error, exit status 1."""
+    try:
+        child = subprocess.run([sys.executable, "-m", "tilemlir.tools.opt", *sys.argv[1:]])
+    except KeyboardInterrupt:
+        sys.exit(130)
+    code = child.returncode
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        print(f"tilemlir-opt: internal error: MLIR/LLVM killed the compiler process ({name}; "
+              f"its own message, if any, is above) ({diagnostics.REPORT_HINT})", file=sys.stderr)
+        code = 1
+    sys.exit(code)
+
+
+def run_in_process() -> None:
+    """tilemlir-opt with sys.argv, in this process: exits with its status, and never shows a
+    traceback (TILEMLIR_DEBUG=1 does)."""
     try:
         code = run(sys.argv[1:])
     except KeyboardInterrupt:
@@ -250,4 +287,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    run_in_process()

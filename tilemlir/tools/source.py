@@ -1,8 +1,9 @@
 """Reading MLIR source text safely: what the parser would crash or choke on is rejected first.
 
 MLIR's parser recurses once per nesting level (regions, brackets, types), so very deep nesting
-overflows the C++ stack and kills the process; binary data and MLIR bytecode give unreadable
-errors. Both are caught here, before the text reaches MLIR.
+overflows the C++ stack and kills the process; a dense array of an element type without a bit
+width (`array<index: 1>`) fails an assertion inside the parser; binary data and MLIR bytecode
+give unreadable errors. All are caught here, before the text reaches MLIR.
 """
 
 from __future__ import annotations
@@ -17,6 +18,11 @@ BYTECODE_MAGIC = b"ML\xefR"
 # Brackets outside string literals and comments; `->`, `>=` and `<=` are not angle brackets.
 _TOKENS = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|->|>=|<=|[\[\](){}<>]')
 _OPENING = {"(": ")", "[": "]", "{": "}", "<": ">"}
+
+
+# `array<T: ...>` (a DenseArrayAttr) parses only these element types; others abort the parser.
+DENSE_ARRAY_ELEMENTS = ("i1", "i8", "i16", "i32", "i64", "f32", "f64")
+_DENSE_ARRAY = re.compile(r"(?<![\w.!])array<\s*([^\s:>,]*)")
 
 
 class SourceError(ValueError):
@@ -37,6 +43,16 @@ def decode(data: bytes, name: str) -> str:
         raise SourceError(f"{name}: not UTF-8 text (byte {data[err.start]:#04x} at offset "
                           f"{err.start})") from None
     return text
+
+
+def check_source(text: str, name: str, first_line: int = 1) -> None:
+    """SourceError for text that would crash MLIR's parser instead of getting a diagnostic."""
+    check_nesting(text, name, first_line)
+    for m in _DENSE_ARRAY.finditer(text):
+        if m.group(1) not in DENSE_ARRAY_ELEMENTS:
+            line = first_line + text.count("\n", 0, m.start())
+            raise SourceError(f"{name}:{line}: array<{m.group(1)}: ...> is not a dense array; "
+                              f"its elements are one of {', '.join(DENSE_ARRAY_ELEMENTS)}")
 
 
 def check_nesting(text: str, name: str, first_line: int = 1) -> None:
