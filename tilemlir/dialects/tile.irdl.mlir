@@ -303,4 +303,15 @@ irdl.dialect @tile {
     %pending = irdl.base "#builtin.integer"
     irdl.attributes { "kind" = %kind, "pending" = %pending }
   }
+
+  // ---------------------------------------------------------------- warp specialization
+  // Raises ("increase") or lowers ("decrease") the register budget of every thread of the
+  // warpgroup executing it to `count` (setmaxnreg): producers give registers to consumers.
+  irdl.operation @setmaxnreg {
+    %count = irdl.base "#builtin.integer"
+    %inc = irdl.is "increase"
+    %dec = irdl.is "decrease"
+    %action = irdl.any_of(%inc, %dec)
+    irdl.attributes { "count" = %count, "action" = %action }
+  }
 }

@@ -172,6 +172,13 @@ class _Ptx:
     cp_async = _AsyncGroup("cp_async")
     wgmma = _AsyncGroup("wgmma")
 
+    def setmaxnreg(self, count: int, increase: bool) -> None:
+        """Sets this warpgroup's per-thread register budget (every thread of it must run this)."""
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise KernelError(f"setmaxnreg count must be an integer, got {count!r}")
+        _op("setmaxnreg", [], {"count": _i64_attr(count), "action": ir.StringAttr.get(
+            "increase" if increase else "decrease")}, None)
+
     def elect_sync(self) -> Scalar:
         return Scalar(_op("elect_sync", [], {}, None, results=[emit.i1()]).result)
 

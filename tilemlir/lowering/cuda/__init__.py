@@ -8,6 +8,6 @@ from tilemlir.lowering.cuda.copy_async import tmem_load  # noqa: F401
 from tilemlir.lowering.cuda.copy import ldmatrix  # noqa: F401
 from tilemlir.lowering.cuda.copy import stmatrix  # noqa: F401
 from tilemlir.lowering.cuda.copy import vector  # noqa: F401
-from tilemlir.lowering.cuda.copy_async import cp_async  # noqa: F401
+from tilemlir.lowering.cuda.copy_async import cp_async, tma  # noqa: F401
 from tilemlir.lowering.cuda.cast import elementwise as cast_elementwise  # noqa: F401
 from tilemlir.lowering.cuda.fill import elementwise as fill_elementwise  # noqa: F401

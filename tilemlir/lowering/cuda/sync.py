@@ -10,7 +10,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import llvm, nvvm
 
-from tilemlir.dispatch.registry import Predicate, register
+from tilemlir.dispatch.registry import Predicate, predicate, register
 from tilemlir.ir import emit
 from tilemlir.lowering.cuda.predicates import target_supports
 
@@ -144,3 +144,20 @@ def lower_async_wait(ctx):
     if ctx.attr("kind") == "cp_async":
         return lambda: nvvm.cp_async_wait_group(pending)
     return lambda: nvvm.wgmma_wait_group_sync_aligned(pending)
+
+
+@predicate("register_count")
+def _register_count(ctx):
+    count = ctx.attr("count")
+    if 24 <= count <= 256 and count % 8 == 0:
+        return None
+    return f"setmaxnreg takes a register count in [24, 256] that is a multiple of 8, got {count}"
+
+
+@register("setmaxnreg", name="setmaxnreg", priority=0,
+          when=[target_supports("setmaxnreg"), _register_count])
+def lower_setmaxnreg(ctx):
+    """setmaxnreg.inc / .dec.sync.aligned.u32 count."""
+    action = {"increase": nvvm.SetMaxRegisterAction.increase,
+              "decrease": nvvm.SetMaxRegisterAction.decrease}[ctx.attr("action")]
+    return lambda: nvvm.setmaxregister(ctx.attr("count"), action)

@@ -143,7 +143,7 @@ def _wrap(values: np.ndarray, type_: ir.Type) -> np.ndarray:
     return values
 
 
-def single_issuer_reason(op: ir.Operation) -> str | None:
+def single_issuer_reason(op: ir.Operation, instruction: str = "tcgen05.mma") -> str | None:
     """None when at most one thread of the CTA reaches `op`, else why that is not proven."""
     size = block_size(enclosing(op, "gpu.func"))
     if size is None:
@@ -151,13 +151,21 @@ def single_issuer_reason(op: ir.Operation) -> str | None:
                 "cannot be proven")
     block = _Block(size)
     reach = Bound(32, math.ceil(block.t.size / 32))
+    # Exactly evaluable conditions are intersected thread by thread (wg == 0 and warp == 0
+    # keep one warp, which separate bounds would not see); the others bound the count.
+    exact = np.ones(block.t.shape, dtype=bool)
     child, parent = op, op.parent
     while parent is not None and parent.name not in ("gpu.func", "func.func", "builtin.module"):
         if parent.name == "scf.if" and child.block == parent.regions[0].blocks[0]:
-            reach = reach.meet(block.bound(parent.operands[0]))
+            values = block.values(parent.operands[0])
+            if values is not None:
+                exact &= values != 0
+            else:
+                reach = reach.meet(block.bound(parent.operands[0]))
         child, parent = parent, parent.parent
+    reach = reach.meet(Bound.of_mask(exact))
     if reach.threads <= 1:
         return None
     return (f"up to {int(reach.threads)} threads of the {block.t.size}-thread block reach the "
-            f"op, but tcgen05.mma is issued by one thread: put it under branches that keep "
+            f"op, but {instruction} is issued by one thread: put it under branches that keep "
             f"one (e.g. warp index == 0, then tile.elect_sync; or threadIdx.x == 0)")

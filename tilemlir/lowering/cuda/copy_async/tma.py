@@ -1,0 +1,199 @@
+"""copy_async global -> shared by TMA (cp.async.bulk.tensor, sm_90+), completing on an mbarrier.
+
+Before (one elected thread loads a 128x64 tile of A, at dynamic (m, k), into a 128B-swizzled
+stage; the barrier was armed with arrive_expect_tx for the bytes of every copy tracked by it):
+
+    "tile.copy_async"(%a_stage, %a_window, %full) {scope = "thread"}
+        : (!tile.buf<[128, 64], f16, "shared", S[(128, 64):(64, 1)] o Sw<3,3,3>>,
+           !tile.buf<[128, 64], f16, "global", S[(128, 64):(K, 1)]>, !llvm.ptr) -> ()
+
+After (the kernel gains a tensor-map parameter, see lowering/kernel_abi.py, whose box is the
+shared tile and whose swizzle is the tile's; coordinates are innermost first):
+
+    nvvm.cp.async.bulk.tensor.shared.cluster.global %dst, %mapA, %full, box[%k, %m]
+
+The box follows from the destination layout: it must be the row-major (rows, cols) layout TMA
+writes, with the swizzle of a TMA mode (128B, 64B, 32B or none) and rows of exactly the swizzle
+width. Wider tiles are cut into boxes one swizzle-width wide (an MMA layout puts those side by
+side), taller than 256 rows into boxes of 256 rows; each box is one TMA copy. Every box starts
+on its swizzle repeat (1024 bytes for 128B), whatever the dynamic slice offsets. The global
+side is a window of a kernel parameter buffer (row-major); out-of-bounds parts of a box read as
+zeros, so ragged edges need no padding. TMA needs global strides that are multiples of 16
+bytes, so the rows of the global buffer must be.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import llvm, nvvm
+
+from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.ir import emit
+from tilemlir.layout import SWIZZLE_MODES, swizzle_for
+from tilemlir.lowering import buffers, kernel_abi
+from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES
+from tilemlir.lowering.cuda.gemm_async.issuers import single_issuer_reason
+from tilemlir.lowering.cuda.predicates import target_supports
+
+MAX_BOX = 256
+_SWIZZLE_WIDTH = {"128B": 128, "64B": 64, "32B": 32}
+
+
+@predicate("global_to_shared")
+def global_to_shared(ctx):
+    dst, src = ctx.buffer("dst").scope, ctx.buffer("src").scope
+    if dst == "shared" and src == "global":
+        return None
+    return f"TMA loads copy global memory to shared memory; dst is in {dst}, src in {src}"
+
+
+@predicate("barrier")
+def has_barrier(ctx):
+    if ctx.operand("barrier") is not None:
+        return None
+    return "a TMA load completes on an mbarrier: pass the barrier operand"
+
+
+@predicate("single_thread")
+def single_thread(ctx):
+    """One thread issues the whole copy (scope "thread", under branches that keep one)."""
+    if ctx.scope != "thread":
+        return (f"scope '{ctx.scope}': a TMA copy is issued by one thread (scope 'thread', "
+                f"e.g. under T.ptx.elect_sync())")
+    return single_issuer_reason(ctx.op, "a TMA copy")
+
+
+@predicate("same_type")
+def same_type(ctx):
+    dst, src = ctx.buffer("dst"), ctx.buffer("src")
+    if dst.elem != src.elem:
+        return f"dst holds {dst.elem} but src holds {src.elem}"
+    if tuple(dst.shape) != tuple(src.shape):
+        return f"dst has shape {list(dst.shape)} but src has shape {list(src.shape)}"
+    return None
+
+
+def _swizzle_mode(ctx) -> str:
+    buf = ctx.buffer("dst")
+    for mode in SWIZZLE_MODES:
+        if swizzle_for(mode, buf.elem_bits) == buf.layout.swizzle:
+            return mode
+    raise Reject(f"dst's swizzle {buf.layout.swizzle} is not a TMA swizzle of {buf.elem_bits}-bit "
+                 f"elements (128B, 64B, 32B or none)")
+
+
+def _boxes(ctx, mode: str):
+    """[(row0, col0)] of each box and the box shape, checked against dst's layout."""
+    dst = buffers.resolve(ctx.operand("dst"))
+    if len(dst.shape) != 2:
+        raise Reject(f"dst has rank {len(dst.shape)}; TMA loads here are 2-D tiles")
+    rows, cols = dst.shape
+    ebytes = dst.type.elem_bits // 8
+    width = _SWIZZLE_WIDTH.get(mode, cols * ebytes) // ebytes
+    if cols % width:
+        raise Reject(f"dst rows hold {cols} elements, not a multiple of the {mode} swizzle width "
+                     f"({width} elements): TMA writes whole swizzle rows")
+    box = (min(rows, MAX_BOX), width)
+    if rows % box[0]:
+        raise Reject(f"dst has {rows} rows: more than {MAX_BOX} must be a multiple of {MAX_BOX}")
+    if width * ebytes % 16:
+        raise Reject(f"dst rows are {width * ebytes} bytes; a TMA box row is a multiple of 16")
+    offsets = buffers.static_offsets(dst)
+    repeat = SWIZZLE_REPEAT_BYTES.get(mode, 128) // ebytes
+    r, c = np.indices(box)
+    starts = []
+    for r0 in range(0, rows, box[0]):
+        for c0 in range(0, cols, box[1]):
+            chunk = offsets[r0:r0 + box[0], c0:c0 + box[1]]
+            if not np.array_equal(chunk, chunk[0, 0] + r * box[1] + c):
+                raise Reject(f"dst's layout {dst.layout} does not store the {box[0]}x{box[1]} box "
+                             f"at ({r0}, {c0}) row-major, as TMA writes it (use "
+                             f"tilemlir.lang.mma_shared_layout)")
+            if chunk[0, 0] % repeat:
+                raise Reject(f"the box at ({r0}, {c0}) starts at element {int(chunk[0, 0])} of "
+                             f"shared memory, off the {repeat * ebytes}-byte {mode} repeat")
+            starts.append((r0, c0, int(chunk[0, 0])))
+    root_offset = buffers.root_alignment(dst)
+    if root_offset % (repeat * ebytes):
+        raise Reject(f"dst's shared buffer is aligned to {root_offset} bytes, not to the "
+                     f"{repeat * ebytes}-byte {mode} repeat")
+    for values in buffers.dynamic_offset_choices(ctx.operand("dst"), "m"):
+        off = next((v for v in values if v % repeat), None)
+        if off is not None:
+            raise Reject(f"a dynamic slice offset can move dst by {off * ebytes} bytes, off the "
+                         f"{repeat * ebytes}-byte {mode} repeat")
+    return starts, box
+
+
+def _global_window(ctx):
+    """(kernel parameter index, [start terms per dim]) of the global source window."""
+    value = ctx.operand("src")
+    windows = list(buffers._window_ops(value))
+    if any(op.name == "tile.view" for op in windows):
+        raise Reject("src is a tile.view of a global buffer; TMA reads windows of the buffer "
+                     "itself (tile.slice)")
+    ref = buffers.resolve(value)
+    root = ref.root.owner
+    pointer = root.operands[0]
+    if not isinstance(pointer.owner, ir.Block) or \
+            pointer.owner.owner.operation.name != "gpu.func":
+        raise Reject("src's global buffer is not a kernel parameter, so it has no tensor map")
+    root_type = buffers.parse_buffer_type(ref.root.type)
+    if len(root_type.shape) != len(ref.shape):
+        raise Reject("src drops dimensions of its global buffer; TMA boxes keep the rank")
+    row_bytes = root_type.shape[-1] * root_type.elem_bits // 8
+    if len(root_type.shape) > 1 and row_bytes % 16:
+        raise Reject(f"src's buffer has rows of {root_type.shape[-1]} elements ({row_bytes} "
+                     f"bytes): TMA needs global strides that are multiples of 16 bytes (for "
+                     f"16-bit elements, a multiple of 8 columns)")
+    starts: list[list] = [[] for _ in ref.shape]      # per dim: ints and index values
+    for op in windows:
+        offs = ir.DenseI64ArrayAttr(op.attributes["static_offsets"])
+        dyn = iter(list(op.operands)[1:])
+        for d in range(len(offs)):
+            starts[d].append(next(dyn) if offs[d] == buffers.DYNAMIC_OFFSET else offs[d])
+    return ir.BlockArgument(pointer).arg_number, starts
+
+
+def _start_values(starts) -> list:
+    """The start of the window along each dim, an int or an index value (nested slices add)."""
+    out = []
+    for terms in starts:
+        total = 0
+        for t in terms:
+            total = emit.add(total, t)
+        out.append(total)
+    return out
+
+
+@register("copy_async", name="tma", priority=20,
+          when=[global_to_shared, has_barrier, single_thread, same_type, target_supports("tma")])
+def lower_tma(ctx):
+    """cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes per box."""
+    mode = _swizzle_mode(ctx)
+    boxes, box = _boxes(ctx, mode)
+    param, starts = _global_window(ctx)
+
+    def build():
+        values = _start_values(starts)
+        _emit_boxes(ctx, param, values, boxes, box, mode)
+    return build
+
+
+def _emit_boxes(ctx, param: int, starts: list, boxes, box, mode: str):
+    swizzle = _SWIZZLE_WIDTH.get(mode, 0)
+    tmap = kernel_abi.tensor_map_argument(ctx.op, param, box, swizzle)
+    dst_ref = buffers.resolve(ctx.operand("dst"))
+    base = buffers.storage(dst_ref)
+    dyn = buffers.dynamic_offset(dst_ref)
+    elem = dst_ref.type.elem
+    barrier = ctx.operand("barrier")
+    if barrier.type == emit.ptr():      # a generic pointer: TMA wants the shared window
+        barrier = llvm.addrspacecast(emit.ptr(3), barrier)
+    for r0, c0, offset in boxes:
+        smem = emit.gep(base, elem, emit.add(dyn, offset))
+        coords = [emit.to_i32(emit.add(starts[1], c0)), emit.to_i32(emit.add(starts[0], r0))]
+        nvvm.cp_async_bulk_tensor_shared_cluster_global(
+            llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [])
+
