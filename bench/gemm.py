@@ -1,4 +1,5 @@
-"""GEMM benchmark: tilemlir kernels against torch.matmul (cuBLAS), same process, same inputs.
+"""GEMM benchmark: tilemlir kernels against torch.matmul (cuBLAS) and a Triton matmul
+(bench/triton_matmul.py), same process, same inputs.
 
     python bench/gemm.py --kernels mma_sync --out results/gemm-mma-sync.md
     python bench/gemm.py --kernels hgemm_wgmma_v3 --shapes 4096x4096x4096 --dtypes float16
@@ -10,9 +11,10 @@ in the input type. For every (kernel, shape, dtype):
   1. correctness: fresh random-normal inputs, output poisoned with NaN, every element written,
      relative error against a float32 reference (torch on the GPU) below --tolerance;
   2. timing: several input sets rotated (so L2 does not serve repeats), then the median of
-     --reps CUDA-event timings of single launches, for our kernel (launched with the driver API
-     on torch's stream) and for torch.matmul(a, b.T) on the same tensors, in alternating blocks
-     each preceded by --warmup-ms of back-to-back launches of that kernel.
+     --reps CUDA-event timings of single launches, for our kernel (launched through MLIR's CUDA
+     runtime on torch's current stream), torch.matmul(a, b.T) and the Triton kernel on the same
+     tensors, in alternating blocks each preceded by --warmup-ms of back-to-back launches of
+     that kernel.
 TFLOP/s = 2 M N K / t. A Markdown results file gets the date, GPU, driver, command and table.
 """
 
@@ -21,6 +23,7 @@ from __future__ import annotations
 import argparse
 import datetime
 import importlib
+import math
 import platform
 import statistics
 import subprocess
@@ -31,16 +34,20 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tilemlir  # noqa: E402
 
 DEFAULT_SHAPES = ["8192x8192x8192", "4096x4096x4096", "2048x2048x2048", "4096x4096x512",
-                  "16384x1024x4096"]
+                  "16384x1024x4096", "4096x28672x4096", "4096x4096x14336", "4000x4000x4000",
+                  "3000x5120x2056", "1000x1000x8192"]
 # name -> (module, factory); the factory takes (M, N, K, dtype) and returns a @T.kernel.
 KERNELS = {
     "mma_sync": ("tilemlir.kernels.gemm_mma_sync", "gemm_mma_sync"),
     "hgemm_wgmma_v1": ("tilemlir.kernels.hgemm_wgmma", "hgemm_wgmma_v1"),
     "hgemm_wgmma_v2": ("tilemlir.kernels.hgemm_wgmma", "hgemm_wgmma_v2"),
     "hgemm_wgmma_v3": ("tilemlir.kernels.hgemm_wgmma", "hgemm_wgmma_v3"),
+    "hgemm_v4": ("tilemlir.kernels.hgemm_hopper", "hgemm_v4"),
+    "hgemm_v5": ("tilemlir.kernels.hgemm_hopper", "hgemm_v5"),
 }
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -94,7 +101,7 @@ def check(kernel, m, n, k, dtype, tolerance: float) -> float:
     a = torch.randn(m, k, device="cuda", dtype=dtype)
     b = torch.randn(n, k, device="cuda", dtype=dtype)
     d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-    kernel.launch(a, b, d, stream=torch.cuda.current_stream().cuda_stream)
+    kernel(a, b, d)
     torch.cuda.synchronize()
     if torch.isnan(d).any():
         raise AssertionError(f"{int(torch.isnan(d).sum())} outputs were never written")
@@ -117,14 +124,15 @@ def run_one(name, shape, dtype_name, args) -> dict:
         a = torch.randn(m, k, device="cuda", dtype=dtype)
         b = torch.randn(n, k, device="cuda", dtype=dtype)
         sets.append((a, b, torch.empty(m, n, device="cuda", dtype=dtype)))
-    stream = torch.cuda.current_stream().cuda_stream
-    ours, peer = median_times_ms([lambda a, b, d: kernel.launch(a, b, d, stream=stream),
-                                  lambda a, b, d: torch.matmul(a, b.T, out=d)],
-                                 sets, args.reps, args.warmup_ms)
+    from triton_matmul import matmul_nt
+    matmul_nt(*sets[0])                                    # autotune outside the timings
+    ours, peer, tri = median_times_ms([kernel, lambda a, b, d: torch.matmul(a, b.T, out=d),
+                                       matmul_nt], sets, args.reps, args.warmup_ms)
     flops = 2.0 * m * n * k
     return dict(kernel=name, shape=f"{m}x{n}x{k}", dtype=dtype_name,
                 ours_tflops=flops / ours / 1e9, cublas_tflops=flops / peer / 1e9,
-                ratio=peer / ours, ours_ms=ours, cublas_ms=peer, max_rel_err=max(errors),
+                triton_tflops=flops / tri / 1e9, ratio=peer / ours, triton_ratio=tri / ours,
+                ours_ms=ours, cublas_ms=peer, triton_ms=tri, max_rel_err=max(errors),
                 compile_s=compile_s, cache_hit=kernel.compile_info.cache_hit)
 
 
@@ -137,28 +145,37 @@ def environment() -> dict:
 
 
 def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
-    lines = [f"# GEMM benchmark: {', '.join(args.kernels)} vs torch.matmul (cuBLAS)", "",
+    lines = [f"# GEMM benchmark: {', '.join(args.kernels)} vs torch.matmul (cuBLAS) and Triton",
+             "",
              f"- date: {env['date']}", f"- GPU, driver, max SM clock: {env['gpu']}",
              f"- torch {env['torch']}, Python {env['python']}",
              f"- command: `{env['command']}`",
              f"- method: D = A.B^T (B stored N x K); {args.sets} input sets rotated; median of "
              f"{args.reps} CUDA-event timings of single launches per kernel, taken in 2 blocks per "
-             f"kernel (ours, cuBLAS, ours, cuBLAS), each block after {args.warmup_ms:.0f} ms of "
-             f"back-to-back warm-up launches of that kernel (the power-limited clock settles per "
-             f"kernel); ours launched with the driver API on torch's stream; correctness "
+             f"kernel (ours, cuBLAS, Triton, ours, cuBLAS, Triton), each block after "
+             f"{args.warmup_ms:.0f} ms of back-to-back warm-up launches of that kernel (the "
+             f"power-limited clock settles per kernel); ours launched through MLIR's CUDA runtime "
+             f"on torch's current stream; Triton: bench/triton_matmul.py, autotuned; correctness "
              f"checked {args.checks}x on fresh random-normal inputs with NaN-poisoned outputs "
              f"against a float32 reference (tolerance {args.tolerance})", "",
-             "| kernel | M x N x K | dtype | ours TFLOP/s | cuBLAS TFLOP/s | ratio | ours ms | "
-             "cuBLAS ms | rel. error | compile s |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| kernel | M x N x K | dtype | ours TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | "
+             "vs cuBLAS | vs Triton | ours ms | rel. error | compile s |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['kernel']} | {r['shape']} | {r['dtype']} | FAILED: {r['error']} "
-                         f"| | | | | | |")
+                         f"| | | | | | | |")
             continue
         lines.append(f"| {r['kernel']} | {r['shape']} | {r['dtype']} | {r['ours_tflops']:.1f} | "
-                     f"{r['cublas_tflops']:.1f} | {r['ratio']:.3f} | {r['ours_ms']:.3f} | "
-                     f"{r['cublas_ms']:.3f} | {r['max_rel_err']:.2e} | {r['compile_s']:.2f} |")
+                     f"{r['cublas_tflops']:.1f} | {r['triton_tflops']:.1f} | {r['ratio']:.3f} | "
+                     f"{r['triton_ratio']:.3f} | {r['ours_ms']:.3f} | {r['max_rel_err']:.2e} | "
+                     f"{r['compile_s']:.2f} |")
+    ok = [r for r in rows if "error" not in r]
+    if ok:
+        geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))  # noqa: E731
+        lines += ["", f"Geometric mean over {len(ok)} rows: {geo([r['ratio'] for r in ok]):.3f}x "
+                      f"cuBLAS, {geo([r['triton_ratio'] for r in ok]):.3f}x Triton; lowest: "
+                      f"{min(r['ratio'] for r in ok):.3f}x cuBLAS."]
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("\n".join(lines) + "\n")
 
@@ -192,13 +209,15 @@ def main() -> None:
                                error=f"{type(err).__name__}: {err}"[:300])
                 rows.append(row)
                 print(row, flush=True)
-    print(f"\n{'kernel':28s} {'shape':16s} {'dtype':9s} {'ours':>7s} {'cuBLAS':>7s} {'ratio':>6s}")
+    print(f"\n{'kernel':24s} {'shape':16s} {'dtype':9s} {'ours':>7s} {'cuBLAS':>7s} "
+          f"{'Triton':>7s} {'xcuBLAS':>7s} {'xTriton':>7s}")
     for r in rows:
         if "error" in r:
-            print(f"{r['kernel']:28s} {r['shape']:16s} {r['dtype']:9s} FAILED {r['error'][:60]}")
+            print(f"{r['kernel']:24s} {r['shape']:16s} {r['dtype']:9s} FAILED {r['error'][:80]}")
         else:
-            print(f"{r['kernel']:28s} {r['shape']:16s} {r['dtype']:9s} {r['ours_tflops']:7.1f} "
-                  f"{r['cublas_tflops']:7.1f} {r['ratio']:6.3f}")
+            print(f"{r['kernel']:24s} {r['shape']:16s} {r['dtype']:9s} {r['ours_tflops']:7.1f} "
+                  f"{r['cublas_tflops']:7.1f} {r['triton_tflops']:7.1f} {r['ratio']:7.3f} "
+                  f"{r['triton_ratio']:7.3f}")
     if args.out:
         write_markdown(args.out, env, rows, args)
 

@@ -1,0 +1,219 @@
+"""Seed 000's roadmap on Hopper (sm_90a), one mechanism per step, after hgemm_wgmma_v3:
+
+  v4  TMA + a multi-stage mbarrier pipeline. One elected thread keeps STAGES - 1 k-tiles in
+      flight with TMA loads that complete on a `full` barrier per stage (arrive_expect_tx
+      counts their bytes); the consumer warpgroups wait on it, issue wgmma, keep one wgmma
+      group in flight (wait_group 1) and free the stage the previous group read.
+  v5  Warp specialization: warpgroup 0 is the producer (it only issues TMA, with its register
+      budget lowered by setmaxnreg), the consumer warpgroups only compute (budget raised).
+      Stages are freed through an `empty` barrier per stage, one arrival per consumer.
+
+D[m, n] = sum_k A[m, k] * B[n, k]: A is M x K, B is N x K (both K-major, as the seeds store
+them), D is M x N in the input type, accumulated in fp32. Each CTA computes a BM x BN tile with
+BM / 64 consumer warpgroups (64 rows each, wgmma m64nBNk16). TMA zero-fills reads past the
+edges, so K needs no padding; M and N must be multiples of the tile (the epilogue writes whole
+tiles from registers). Tiles are visited in grouped order (GROUP_M tile rows swept column by
+column) so that neighbouring CTAs share A and B in L2.
+"""
+
+import math
+
+import tilemlir.lang as T
+from tilemlir.lang import wgmma_accumulator_layout
+
+Tx = T.tile
+
+_DTYPES = ("float16", "bfloat16")
+
+
+class ShapeError(ValueError):
+    pass
+
+
+def _check(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES):
+    if dtype not in _DTYPES:
+        raise ShapeError(f"{kernel}: dtype must be one of {_DTYPES}, got {dtype!r}")
+    for name, value, tile in (("M", M, BM), ("N", N, BN)):
+        if value % tile:
+            raise ShapeError(f"{kernel}: {name}={value} is not a multiple of the tile's {name} "
+                             f"extent {tile} (tile {BM}x{BN}x{BK})")
+    if K % 8:
+        raise ShapeError(f"{kernel}: K={K} must be a multiple of 8 (TMA needs 16-byte row "
+                         f"strides for 16-bit elements)")
+    if BM % 64 or not 64 <= BM <= 256:
+        raise ShapeError(f"{kernel}: BM={BM} must be 64, 128, 192 or 256 (64 rows per consumer "
+                         f"warpgroup)")
+    if BN % 8 or not 8 <= BN <= 256:
+        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 8 up to 256 (wgmma n)")
+    if BK != 64:
+        raise ShapeError(f"{kernel}: BK must be 64 (one 128-byte swizzle row of 16-bit elements)")
+    if STAGES < 2:
+        raise ShapeError(f"{kernel}: STAGES={STAGES} must be at least 2")
+    stage_bytes = (BM + BN) * BK * 2
+    if 1024 + STAGES * stage_bytes > 227 * 1024:
+        raise ShapeError(f"{kernel}: {STAGES} stages of {stage_bytes} bytes exceed the 227 KiB "
+                         f"of shared memory a Hopper CTA can have")
+
+
+def _tile_origin(pid, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int):
+    """(m0, n0) of CTA `pid` in grouped order: group_m tile rows swept column by column."""
+    in_group = pid % (group_m * tiles_n)
+    m0 = (pid // (group_m * tiles_n) * group_m + in_group % group_m) * BM
+    n0 = in_group // group_m * BN
+    return m0, n0
+
+
+def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8):
+    """TMA loads into a STAGES-deep ring of shared-memory stages, tracked by mbarriers."""
+    _check("hgemm_v4", M, N, K, dtype, BM, BN, BK, STAGES)
+    consumers = BM // 64
+    tiles_m, tiles_n, k_tiles = M // BM, N // BN, math.ceil(K / BK)
+    group_m = math.gcd(GROUP_M, tiles_m)
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    stage_bytes = (BM + BN) * BK * 2
+
+    @T.prim_func
+    def hgemm_v4(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype)):
+        pid = T.cta_id([tiles_m * tiles_n])
+        wg = T.warpgroup_id([consumers])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        m0, n0 = _tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+
+        def load(kt):
+            s = kt % STAGES
+            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+            Tx.copy_async(As[s * BM:s * BM + BM, :], A[m0:m0 + BM, kt * BK:kt * BK + BK],
+                          full.ptr_to([s]))
+            Tx.copy_async(Bs[s * BN:s * BN + BN, :], B[n0:n0 + BN, kt * BK:kt * BK + BK],
+                          full.ptr_to([s]))
+
+        # Prologue: one thread starts the first STAGES - 1 k-tiles.
+        if wg == 0:
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    for kt in T.unroll(STAGES - 1):
+                        if kt < k_tiles:
+                            load(kt)
+
+        acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
+        Tx.wg.fill(acc, 0.0)
+        row = wg * 64
+        for kt in T.serial(k_tiles):
+            s = kt % STAGES
+            T.ptx.mbarrier.try_wait(full.ptr_to([s]), (kt // STAGES) % 2)
+            Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
+                             Bs[s * BN:s * BN + BN, :], accum=True)
+            # One group in flight: the group of k-tile kt - 1 is done, so every consumer has
+            # finished reading its stage once all pass the barrier; refill that stage.
+            T.ptx.wgmma.wait_group(1)
+            T.cuda.cta_sync()
+            if wg == 0:
+                if warp == 0:
+                    if T.ptx.elect_sync():
+                        if kt + STAGES - 1 < k_tiles:
+                            load(kt + STAGES - 1)
+        T.ptx.wgmma.wait_group(0)
+
+        out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+        Tx.wg.cast(out, acc)
+        Tx.wg.copy(D[m0 + row:m0 + row + 64, n0:n0 + BN], out)
+
+    return hgemm_v4
+
+
+def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8,
+             PRODUCER_REGS=40, CONSUMER_REGS=232):
+    """Warp-specialized: a producer warpgroup issues TMA, BM / 64 consumer warpgroups compute."""
+    _check("hgemm_v5", M, N, K, dtype, BM, BN, BK, STAGES)
+    consumers = BM // 64
+    tiles_m, tiles_n, k_tiles = M // BM, N // BN, math.ceil(K / BK)
+    group_m = math.gcd(GROUP_M, tiles_m)
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    stage_bytes = (BM + BN) * BK * 2
+
+    @T.prim_func
+    def hgemm_v5(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype)):
+        pid = T.cta_id([tiles_m * tiles_n])
+        wg = T.warpgroup_id([1 + consumers])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        m0, n0 = _tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)     # TMA bytes landed
+        empty = pool.alloc((STAGES,), "uint64", align=8)    # every consumer done reading
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(empty.ptr_to([s]), consumers)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+
+        if wg == 0:
+            # --- producer: one thread keeps the ring full ---
+            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    for kt in T.serial(k_tiles):
+                        s = kt % STAGES
+                        # A fresh barrier's preceding phase (parity 1) counts as complete,
+                        # so the first round of waits passes at once.
+                        T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (kt // STAGES + 1) % 2)
+                        T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+                        Tx.copy_async(As[s * BM:s * BM + BM, :],
+                                      A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                        Tx.copy_async(Bs[s * BN:s * BN + BN, :],
+                                      B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
+        else:
+            # --- consumers: 64 rows each ---
+            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+            acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
+            Tx.wg.fill(acc, 0.0)
+            row = (wg - 1) * 64
+            for kt in T.serial(k_tiles):
+                s = kt % STAGES
+                T.ptx.mbarrier.try_wait(full.ptr_to([s]), (kt // STAGES) % 2)
+                Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
+                                 Bs[s * BN:s * BN + BN, :], accum=True)
+                # One group in flight; the previous one is done: free its stage.
+                T.ptx.wgmma.wait_group(1)
+                if kt > 0:
+                    if warp == 0:
+                        if lane == 0:
+                            T.ptx.mbarrier.arrive(empty.ptr_to([(kt + STAGES - 1) % STAGES]))
+            T.ptx.wgmma.wait_group(0)
+
+            out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+            Tx.wg.cast(out, acc)
+            Tx.wg.copy(D[m0 + row:m0 + row + 64, n0:n0 + BN], out)
+
+    return hgemm_v5
