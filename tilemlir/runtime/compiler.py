@@ -274,6 +274,8 @@ def _through_disk_cache(key: str, target: Target, need_passes: bool, build):
         lock.acquire()
     except OSError as e:        # filelock's Timeout is one too
         _warn_uncached(root, e)
+        lock = None
+    if lock is None:            # outside the except: a kernel's error is not shown as its sequel
         return *build(), False
     try:
         try:
