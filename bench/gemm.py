@@ -48,6 +48,7 @@ KERNELS = {
     "hgemm_wgmma_v3": ("tilemlir.kernels.hgemm_wgmma", "hgemm_wgmma_v3"),
     "hgemm_v4": ("tilemlir.kernels.hgemm_hopper", "hgemm_v4"),
     "hgemm_v5": ("tilemlir.kernels.hgemm_hopper", "hgemm_v5"),
+    "hgemm_v6": ("tilemlir.kernels.hgemm_hopper", "hgemm_v6"),
 }
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 

@@ -1,4 +1,10 @@
-"""Quick GPU smoke check of the Hopper kernels: one small launch each, compared with torch."""
+"""Quick GPU check of the Hopper kernels: one launch per case, compared with torch.
+
+    python bench/smoke_hopper.py            # a few shapes, with timings
+    python bench/smoke_hopper.py --small    # tiny shapes, for compute-sanitizer
+
+Exits 1 if any output is wrong or unwritten."""
+import argparse
 import sys
 import time
 from pathlib import Path
@@ -7,18 +13,35 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5  # noqa: E402
+from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6  # noqa: E402
 
-for factory, (m, n, k) in ((hgemm_v5, (128, 256, 64)), (hgemm_v4, (128, 256, 64)),
-                           (hgemm_v5, (1024, 1024, 1024)), (hgemm_v4, (1024, 1024, 1024))):
-    kernel = tilemlir.compile(factory(m, n, k))
-    a = torch.randn(m, k, device="cuda", dtype=torch.float16)
-    b = torch.randn(n, k, device="cuda", dtype=torch.float16)
-    d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
-    start = time.perf_counter()
-    kernel(a, b, d)
-    torch.cuda.synchronize()
-    ref = a.float() @ b.float().T
-    err = ((d.float() - ref).norm() / ref.norm()).item()
-    print(f"{factory.__name__} {m}x{n}x{k}: rel err {err:.2e}, nan {int(torch.isnan(d).sum())}, "
-          f"{(time.perf_counter() - start) * 1e3:.1f} ms", flush=True)
+CASES = [(hgemm_v6, (128, 256, 64), {}), (hgemm_v6, (1000, 1000, 1000), {}),
+         (hgemm_v5, (1024, 1024, 1024), {}), (hgemm_v4, (1024, 1024, 1024), {})]
+SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
+         (hgemm_v6, (200, 136, 200), dict(BM=64, BN=128, SMS=2)),   # ragged, ring wraps
+         (hgemm_v6, (256, 256, 128), dict(SMS=1))]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--small", action="store_true")
+    failed = 0
+    for factory, (m, n, k), config in (SMALL if p.parse_args().small else CASES):
+        kernel = tilemlir.compile(factory(m, n, k, **config))
+        a = torch.randn(m, k, device="cuda", dtype=torch.float16)
+        b = torch.randn(n, k, device="cuda", dtype=torch.float16)
+        d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+        start = time.perf_counter()
+        kernel(a, b, d)
+        torch.cuda.synchronize()
+        ref = a.float() @ b.float().T
+        err = ((d.float() - ref).norm() / ref.norm()).item()
+        nan = int(torch.isnan(d).sum())
+        failed += nan > 0 or not err < 1e-2
+        print(f"{factory.__name__} {m}x{n}x{k} {config}: rel err {err:.2e}, unwritten {nan}, "
+              f"{(time.perf_counter() - start) * 1e3:.1f} ms", flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

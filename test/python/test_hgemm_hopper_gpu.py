@@ -1,10 +1,11 @@
-"""Seed 000's roadmap on Hopper (TMA pipeline, warp specialization) on the H200, against torch
+"""Seed 000's roadmap on Hopper (TMA pipeline, warp specialization, persistent tiles with TMA
+stores) on the H200, against torch
 in float32, with NaN-poisoned outputs and fresh inputs, including K that is not a multiple of
-the 64-wide k-tile (TMA zero-fills the edge)."""
+the 64-wide k-tile (TMA zero-fills the edge) and, for v6, ragged M and N (TMA stores clip)."""
 
 import pytest
 
-from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5
+from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -20,6 +21,13 @@ CASES = [
     (hgemm_v5, (512, 256, 512), dict(BM=64, BN=128, STAGES=3)),
     (hgemm_v5, (576, 512, 320), dict(BM=192, BN=128, STAGES=3)),
     (hgemm_v5, (4096, 4096, 4096), {}),
+    (hgemm_v6, (128, 256, 64), {}),
+    (hgemm_v6, (1024, 1024, 1024), {}),
+    (hgemm_v6, (1024, 1024, 1024), dict(SMS=5)),   # several tiles per CTA, ring wraps
+    (hgemm_v6, (1000, 1000, 1000), {}),            # ragged M, N, K: TMA clips and zero-fills
+    (hgemm_v6, (3000, 5120, 2056), {}),
+    (hgemm_v6, (200, 136, 72), dict(BM=64, BN=128)),
+    (hgemm_v6, (4096, 4096, 4096), {}),
 ]
 
 

@@ -286,25 +286,38 @@ irdl.dialect @tile {
     irdl.attributes { "kind" = %kind }
   }
 
-  // ---------------------------------------------------------------- async groups (cp.async, wgmma)
-  // Closes the group of async operations this thread issued ("cp_async" or "wgmma").
+  // ---------------------------------------------------------------- async groups (cp.async, wgmma, bulk)
+  // Closes the group of async operations this thread issued ("cp_async", "wgmma", or "bulk":
+  // TMA stores).
   irdl.operation @async_commit {
     %cp = irdl.is "cp_async"
     %wg = irdl.is "wgmma"
-    %kind = irdl.any_of(%cp, %wg)
+    %bulk = irdl.is "bulk"
+    %kind = irdl.any_of(%cp, %wg, %bulk)
     irdl.attributes { "kind" = %kind }
   }
 
-  // Waits until at most `pending` committed groups of that kind are still in flight.
+  // Waits until at most `pending` committed groups of that kind are still in flight (for
+  // "bulk": until their shared-memory sources have been read, so they can be overwritten).
   irdl.operation @async_wait {
     %cp = irdl.is "cp_async"
     %wg = irdl.is "wgmma"
-    %kind = irdl.any_of(%cp, %wg)
+    %bulk = irdl.is "bulk"
+    %kind = irdl.any_of(%cp, %wg, %bulk)
     %pending = irdl.base "#builtin.integer"
     irdl.attributes { "kind" = %kind, "pending" = %pending }
   }
 
   // ---------------------------------------------------------------- warp specialization
+  // bar.sync `id`, `threads`: a barrier among `threads` threads (whole warps) that use the same
+  // id, e.g. one warpgroup while the others work on (ids 1..15; 0 is tile.cta_sync's).
+  irdl.operation @named_barrier {
+    %id = irdl.is i32
+    %threads = irdl.base "#builtin.integer"
+    irdl.operands(id: %id)
+    irdl.attributes { "threads" = %threads }
+  }
+
   // Raises ("increase") or lowers ("decrease") the register budget of every thread of the
   // warpgroup executing it to `count` (setmaxnreg): producers give registers to consumers.
   irdl.operation @setmaxnreg {

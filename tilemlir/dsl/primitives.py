@@ -171,6 +171,7 @@ class _Ptx:
     fence = _Fence()
     cp_async = _AsyncGroup("cp_async")
     wgmma = _AsyncGroup("wgmma")
+    bulk = _AsyncGroup("bulk")          # TMA stores
 
     def setmaxnreg(self, count: int, increase: bool) -> None:
         """Sets this warpgroup's per-thread register budget (every thread of it must run this)."""
@@ -186,6 +187,14 @@ class _Ptx:
 class _Cuda:
     def cta_sync(self) -> None:
         _op("cta_sync", [], {}, None)
+
+    def bar_sync(self, barrier_id, threads: int) -> None:
+        """bar.sync barrier_id, threads: only the `threads` threads using this id wait (ids
+        1..15; 0 is cta_sync's)."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise KernelError(f"bar_sync threads must be an integer, got {threads!r}")
+        _op("named_barrier", [as_scalar(barrier_id, emit.i32()).value],
+            {"threads": _i64_attr(threads)}, None)
 
 
 ptx = _Ptx()

@@ -217,3 +217,117 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             Tx.wg.copy(D[m0 + row:m0 + row + 64, n0:n0 + BN], out)
 
     return hgemm_v5
+
+
+def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=3, GROUP_M=8, SMS=132,
+             PRODUCER_REGS=40, CONSUMER_REGS=232):
+    """Persistent: one CTA per SM walks the output tiles (grouped order, stride = CTAs); the
+    producer runs ahead into the next tile while the consumers write the last one back through
+    shared memory with TMA stores (clipped at the edges: M and N need not be multiples of the
+    tile). SMS: the number of SMs (132 on the H200)."""
+    _check("hgemm_v6", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
+           STAGES)
+    if N % 8:
+        raise ShapeError(f"hgemm_v6: N={N} must be a multiple of 8 (TMA needs 16-byte row "
+                         f"strides for 16-bit elements)")
+    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * BN * 2 > 227 * 1024:
+        raise ShapeError(f"hgemm_v6: {STAGES} stages and a {BM}x{BN} output tile exceed the "
+                         f"227 KiB of shared memory a Hopper CTA can have")
+    consumers = BM // 64
+    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    tiles = tiles_m * tiles_n
+    ctas = min(SMS, tiles)
+    group_m = math.gcd(GROUP_M, tiles_m)
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    c_layout = T.mma_shared_layout(dtype, "128B", (BM, BN))
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    stage_bytes = (BM + BN) * BK * 2
+
+    @T.prim_func
+    def hgemm_v6(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype)):
+        pid = T.cta_id([ctas])
+        wg = T.warpgroup_id([1 + consumers])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)
+        empty = pool.alloc((STAGES,), "uint64", align=8)
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
+        Cs = pool.alloc((BM, BN), dtype, layout=c_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(empty.ptr_to([s]), consumers)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+
+        if wg == 0:
+            # --- producer: the k-tiles of every tile of this CTA, through one ring ---
+            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    it: T.int32 = 0
+                    for t in T.serial(pid, tiles, ctas):
+                        m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
+                        for kt in T.serial(k_tiles):
+                            s = it % STAGES
+                            T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
+                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+                            Tx.copy_async(As[s * BM:s * BM + BM, :],
+                                          A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                            Tx.copy_async(Bs[s * BN:s * BN + BN, :],
+                                          B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                            it += 1
+        else:
+            # --- consumers: 64 rows of each tile each ---
+            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+            row = (wg - 1) * 64
+            acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
+            out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+            it: T.int32 = 0
+            for t in T.serial(pid, tiles, ctas):
+                m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
+                Tx.wg.fill(acc, 0.0)
+                for kt in T.serial(k_tiles):
+                    s = it % STAGES
+                    T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
+                    Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
+                                     Bs[s * BN:s * BN + BN, :], accum=True)
+                    T.ptx.wgmma.wait_group(1)
+                    if kt > 0:
+                        if warp == 0:
+                            if lane == 0:
+                                T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
+                    it += 1
+                T.ptx.wgmma.wait_group(0)
+                if warp == 0:
+                    if lane == 0:
+                        T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
+                # Epilogue: registers -> this warpgroup's rows of Cs -> TMA store. The previous
+                # tile's store must have read Cs before it is overwritten.
+                Tx.wg.cast(out, acc)
+                if warp == 0:
+                    if lane == 0:
+                        T.ptx.bulk.wait_group(0)
+                T.cuda.bar_sync(wg, 128)
+                Tx.wg.copy(Cs[row:row + 64, :], out)
+                T.ptx.fence.proxy_async("shared::cta")      # generic writes -> TMA's reads
+                T.cuda.bar_sync(wg, 128)
+                if warp == 0:
+                    if lane == 0:
+                        Tx.copy_async(D[m0 + row:m0 + row + 64, n0:n0 + BN], Cs[row:row + 64, :])
+                        T.ptx.bulk.commit_group()
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
+
+    return hgemm_v6

@@ -125,25 +125,48 @@ def lower_tcgen05_wait(ctx):
     return lambda: nvvm.tcgen05_wait(ir.Attribute.parse(f"#nvvm.tcgen05_wait<{kind}>"))
 
 
-_ASYNC_FEATURE = {"cp_async": "cp_async", "wgmma": "wgmma"}
+_ASYNC_FEATURE = {"cp_async": "cp_async", "wgmma": "wgmma", "bulk": "tma"}
 _async_target = Predicate("target", lambda ctx: ctx.target.require(_ASYNC_FEATURE[ctx.attr("kind")]))
 
 
 @register("async_commit", name="group", priority=0, when=[_async_target])
 def lower_async_commit(ctx):
-    """cp.async.commit_group or wgmma.commit_group.sync.aligned."""
-    if ctx.attr("kind") == "cp_async":
+    """cp.async.commit_group, wgmma.commit_group.sync.aligned or cp.async.bulk.commit_group."""
+    kind = ctx.attr("kind")
+    if kind == "cp_async":
         return lambda: nvvm.cp_async_commit_group()
+    if kind == "bulk":
+        return lambda: nvvm.cp_async_bulk_commit_group()
     return lambda: nvvm.wgmma_commit_group_sync_aligned()
 
 
 @register("async_wait", name="group", priority=0, when=[_async_target])
 def lower_async_wait(ctx):
-    """cp.async.wait_group N or wgmma.wait_group.sync.aligned N."""
+    """cp.async.wait_group N, wgmma.wait_group.sync.aligned N or cp.async.bulk.wait_group.read N
+    (TMA stores: their shared-memory sources are read, and may be overwritten)."""
     pending = ctx.attr("pending")
-    if ctx.attr("kind") == "cp_async":
+    kind = ctx.attr("kind")
+    if kind == "cp_async":
         return lambda: nvvm.cp_async_wait_group(pending)
+    if kind == "bulk":
+        return lambda: nvvm.cp_async_bulk_wait_group(
+            ir.IntegerAttr.get(emit.i32(), pending), read=True)
     return lambda: nvvm.wgmma_wait_group_sync_aligned(pending)
+
+
+@predicate("threads")
+def _barrier_threads(ctx):
+    threads = ctx.attr("threads")
+    if threads % 32 == 0 and 32 <= threads <= 1024:
+        return None
+    return f"a named barrier counts whole warps (a multiple of 32 up to 1024), got {threads}"
+
+
+@register("named_barrier", name="bar_sync", priority=0, when=[_barrier_threads])
+def lower_named_barrier(ctx):
+    """bar.sync id, threads."""
+    return lambda: nvvm.barrier(None, barrier_id=ctx.operand("id"),
+                                number_of_threads=emit.const_i32(ctx.attr("threads")))
 
 
 @predicate("register_count")

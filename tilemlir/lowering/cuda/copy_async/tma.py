@@ -1,4 +1,5 @@
-"""copy_async global -> shared by TMA (cp.async.bulk.tensor, sm_90+), completing on an mbarrier.
+"""copy_async by TMA (cp.async.bulk.tensor, sm_90+): global -> shared completing on an mbarrier
+(variant "tma"), and shared -> global in bulk groups (variant "tma_store").
 
 Before (one elected thread loads a 128x64 tile of A, at dynamic (m, k), into a 128B-swizzled
 stage; the barrier was armed with arrive_expect_tx for the bytes of every copy tracked by it):
@@ -74,32 +75,33 @@ def same_type(ctx):
     return None
 
 
-def _swizzle_mode(ctx) -> str:
-    buf = ctx.buffer("dst")
+def _swizzle_mode(ctx, name: str) -> str:
+    buf = ctx.buffer(name)
     for mode in SWIZZLE_MODES:
         if swizzle_for(mode, buf.elem_bits) == buf.layout.swizzle:
             return mode
-    raise Reject(f"dst's swizzle {buf.layout.swizzle} is not a TMA swizzle of {buf.elem_bits}-bit "
+    raise Reject(f"{name}'s swizzle {buf.layout.swizzle} is not a TMA swizzle of {buf.elem_bits}-bit "
                  f"elements (128B, 64B, 32B or none)")
 
 
-def _boxes(ctx, mode: str):
-    """[(row0, col0)] of each box and the box shape, checked against dst's layout."""
-    dst = buffers.resolve(ctx.operand("dst"))
-    if len(dst.shape) != 2:
-        raise Reject(f"dst has rank {len(dst.shape)}; TMA loads here are 2-D tiles")
-    rows, cols = dst.shape
-    ebytes = dst.type.elem_bits // 8
+def _boxes(ctx, name: str, mode: str):
+    """[(row0, col0, shared offset)] of each box and the box shape, checked against the layout
+    of shared operand `name`."""
+    ref = buffers.resolve(ctx.operand(name))
+    if len(ref.shape) != 2:
+        raise Reject(f"{name} has rank {len(ref.shape)}; TMA copies here are 2-D tiles")
+    rows, cols = ref.shape
+    ebytes = ref.type.elem_bits // 8
     width = _SWIZZLE_WIDTH.get(mode, cols * ebytes) // ebytes
     if cols % width:
-        raise Reject(f"dst rows hold {cols} elements, not a multiple of the {mode} swizzle width "
+        raise Reject(f"{name} rows hold {cols} elements, not a multiple of the {mode} swizzle width "
                      f"({width} elements): TMA writes whole swizzle rows")
     box = (min(rows, MAX_BOX), width)
     if rows % box[0]:
-        raise Reject(f"dst has {rows} rows: more than {MAX_BOX} must be a multiple of {MAX_BOX}")
+        raise Reject(f"{name} has {rows} rows: more than {MAX_BOX} must be a multiple of {MAX_BOX}")
     if width * ebytes % 16:
-        raise Reject(f"dst rows are {width * ebytes} bytes; a TMA box row is a multiple of 16")
-    offsets = buffers.static_offsets(dst)
+        raise Reject(f"{name} rows are {width * ebytes} bytes; a TMA box row is a multiple of 16")
+    offsets = buffers.static_offsets(ref)
     repeat = SWIZZLE_REPEAT_BYTES.get(mode, 128) // ebytes
     r, c = np.indices(box)
     starts = []
@@ -107,28 +109,28 @@ def _boxes(ctx, mode: str):
         for c0 in range(0, cols, box[1]):
             chunk = offsets[r0:r0 + box[0], c0:c0 + box[1]]
             if not np.array_equal(chunk, chunk[0, 0] + r * box[1] + c):
-                raise Reject(f"dst's layout {dst.layout} does not store the {box[0]}x{box[1]} box "
+                raise Reject(f"{name}'s layout {ref.layout} does not store the {box[0]}x{box[1]} box "
                              f"at ({r0}, {c0}) row-major, as TMA writes it (use "
                              f"tilemlir.lang.mma_shared_layout)")
             if chunk[0, 0] % repeat:
                 raise Reject(f"the box at ({r0}, {c0}) starts at element {int(chunk[0, 0])} of "
                              f"shared memory, off the {repeat * ebytes}-byte {mode} repeat")
             starts.append((r0, c0, int(chunk[0, 0])))
-    root_offset = buffers.root_alignment(dst)
+    root_offset = buffers.root_alignment(ref)
     if root_offset % (repeat * ebytes):
-        raise Reject(f"dst's shared buffer is aligned to {root_offset} bytes, not to the "
+        raise Reject(f"{name}'s shared buffer is aligned to {root_offset} bytes, not to the "
                      f"{repeat * ebytes}-byte {mode} repeat")
-    for values in buffers.dynamic_offset_choices(ctx.operand("dst"), "m"):
+    for values in buffers.dynamic_offset_choices(ctx.operand(name), "m"):
         off = next((v for v in values if v % repeat), None)
         if off is not None:
-            raise Reject(f"a dynamic slice offset can move dst by {off * ebytes} bytes, off the "
+            raise Reject(f"a dynamic slice offset can move {name} by {off * ebytes} bytes, off the "
                          f"{repeat * ebytes}-byte {mode} repeat")
     return starts, box
 
 
-def _global_window(ctx):
-    """(kernel parameter index, [start terms per dim]) of the global source window."""
-    value = ctx.operand("src")
+def _global_window(ctx, name: str):
+    """(kernel parameter index, [start terms per dim]) of the global window `name`."""
+    value = ctx.operand(name)
     windows = list(buffers._window_ops(value))
     if any(op.name == "tile.view" for op in windows):
         raise Reject("src is a tile.view of a global buffer; TMA reads windows of the buffer "
@@ -171,29 +173,67 @@ def _start_values(starts) -> list:
           when=[global_to_shared, has_barrier, single_thread, same_type, target_supports("tma")])
 def lower_tma(ctx):
     """cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes per box."""
-    mode = _swizzle_mode(ctx)
-    boxes, box = _boxes(ctx, mode)
-    param, starts = _global_window(ctx)
-
-    def build():
-        values = _start_values(starts)
-        _emit_boxes(ctx, param, values, boxes, box, mode)
-    return build
+    mode = _swizzle_mode(ctx, "dst")
+    boxes, box = _boxes(ctx, "dst", mode)
+    param, starts = _global_window(ctx, "src")
+    return lambda: _emit_boxes(ctx, "dst", param, _start_values(starts), boxes, box, mode)
 
 
-def _emit_boxes(ctx, param: int, starts: list, boxes, box, mode: str):
+def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: str):
+    """One TMA copy per box, loads (shared == "dst") or stores (shared == "src")."""
     swizzle = _SWIZZLE_WIDTH.get(mode, 0)
     tmap = kernel_abi.tensor_map_argument(ctx.op, param, box, swizzle)
-    dst_ref = buffers.resolve(ctx.operand("dst"))
-    base = buffers.storage(dst_ref)
-    dyn = buffers.dynamic_offset(dst_ref)
-    elem = dst_ref.type.elem
+    ref = buffers.resolve(ctx.operand(shared))
+    base = buffers.storage(ref)
+    dyn = buffers.dynamic_offset(ref)
     barrier = ctx.operand("barrier")
-    if barrier.type == emit.ptr():      # a generic pointer: TMA wants the shared window
+    if barrier is not None and barrier.type == emit.ptr():   # generic: TMA wants shared
         barrier = llvm.addrspacecast(emit.ptr(3), barrier)
     for r0, c0, offset in boxes:
-        smem = emit.gep(base, elem, emit.add(dyn, offset))
+        smem = emit.gep(base, ref.type.elem, emit.add(dyn, offset))
         coords = [emit.to_i32(emit.add(starts[1], c0)), emit.to_i32(emit.add(starts[0], r0))]
-        nvvm.cp_async_bulk_tensor_shared_cluster_global(
-            llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [])
+        if shared == "dst":
+            nvvm.cp_async_bulk_tensor_shared_cluster_global(
+                llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [])
+        else:
+            nvvm.cp_async_bulk_tensor_global_shared_cta(tmap, smem, coords)
+
+
+@predicate("shared_to_global")
+def shared_to_global(ctx):
+    dst, src = ctx.buffer("dst").scope, ctx.buffer("src").scope
+    if dst == "global" and src == "shared":
+        return None
+    return f"TMA stores copy shared memory to global memory; dst is in {dst}, src in {src}"
+
+
+@predicate("no_barrier")
+def no_barrier(ctx):
+    if ctx.operand("barrier") is None:
+        return None
+    return ("a TMA store completes through bulk groups (T.ptx.bulk.commit_group / wait_group), "
+            "not a barrier")
+
+
+@predicate("thread_scope")
+def thread_scope(ctx):
+    """Scope "thread": each thread that reaches the op issues the whole store. Stores are not
+    counted on a barrier, so several issuers (one per warpgroup, say, each with its own window)
+    are allowed."""
+    if ctx.scope == "thread":
+        return None
+    return (f"scope '{ctx.scope}': a TMA store is issued by one thread (scope 'thread', e.g. "
+            f"under lane == 0 of one warp)")
+
+
+@register("copy_async", name="tma_store", priority=20,
+          when=[shared_to_global, no_barrier, thread_scope, same_type, target_supports("tma")])
+def lower_tma_store(ctx):
+    """cp.async.bulk.tensor.2d.global.shared::cta.bulk_group per box; commit and wait with
+    tile.async_commit / tile.async_wait of kind "bulk". Parts of a box past the global edges
+    are not written, so ragged edges need no masking."""
+    mode = _swizzle_mode(ctx, "src")
+    boxes, box = _boxes(ctx, "src", mode)
+    param, starts = _global_window(ctx, "dst")
+    return lambda: _emit_boxes(ctx, "src", param, _start_values(starts), boxes, box, mode)
 
