@@ -112,3 +112,24 @@ def test_the_reader_takes_names_and_variadicity_from_irdl():
     assert (probe.attributes, probe.results, probe.optional) == (("scope", "kind"), ("out",),
                                                                  ("barrier",))
     assert list(specs) == ["probe", "bare"] and specs["bare"].operands == ()
+
+
+def test_build_takes_operands_by_their_irdl_names():
+    from mlir import ir
+    from mlir.dialects import arith, llvm
+
+    from tilemlir.ir.context import make_context
+    from tilemlir.ir.dialect import build
+    with make_context(), ir.Location.unknown():
+        module = ir.Module.create()
+        with ir.InsertionPoint(module.body):
+            barrier = llvm.mlir_zero(ir.Type.parse("!llvm.ptr<3>"))
+            count = arith.constant(ir.IntegerType.get_signless(32), 1)
+            op = build("mbarrier_init", {"count": count, "barrier": barrier})
+            assert list(op.operands) == [barrier, count] and op.name == "tile.mbarrier_init"
+            with pytest.raises(ValueError, match="declares no operand or attribute 'bar'"):
+                build("mbarrier_init", {"bar": barrier, "count": count})
+            with pytest.raises(ValueError, match="needs operand 'barrier'"):
+                build("mbarrier_init", {"count": count})
+            with pytest.raises(ValueError, match="no op 'mbarrier_int'"):
+                build("mbarrier_int")

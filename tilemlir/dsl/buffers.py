@@ -15,8 +15,8 @@ from mlir import ir
 from tilemlir.dsl.builder import current
 from tilemlir.dsl.values import KernelError, Scalar, index_of, static_difference
 from tilemlir.ir import emit
-from tilemlir.ir.dialect import DYNAMIC_OFFSET
-from tilemlir.ir.types import BufferType, buffer_type, parse_buffer_type
+from tilemlir.ir.dialect import DYNAMIC_OFFSET, build
+from tilemlir.ir.types import BufferType, parse_buffer_type
 from tilemlir.layout import S, LayoutError, TileLayout
 
 THREAD_AXES = ("laneid", "warpid", "wid_in_wg", "tid_in_wg", "wgid", "tx")
@@ -41,9 +41,10 @@ def shaped(layout: TileLayout, shape) -> TileLayout:
 class TileBuffer:
     """A `!tile.buf` value in the kernel being built."""
 
-    def __init__(self, value: ir.Value):
+    def __init__(self, value: ir.Value, type_: BufferType | None = None):
+        """`type_`: the BufferType `value`'s type was built from, when the caller has it."""
         self.value = value
-        self.type: BufferType = parse_buffer_type(value.type)
+        self.type: BufferType = type_ or parse_buffer_type(value.type)
 
     # ------------------------------------------------------------------ description
     @property
@@ -120,14 +121,13 @@ class TileBuffer:
             if not isinstance(s, int):
                 self._check_dynamic_dim(dim, sizes[dim])
                 dynamic.append(index_of(s))
-        shape = [n for n, k in zip(sizes, keep) if k]
-        result_type = buffer_type(shape, self.dtype, self.scope, shaped(layout, shape))
+        shape = tuple(n for n, k in zip(sizes, keep) if k)
+        window = BufferType(shape, self.dtype, self.scope, shaped(layout, shape))
         offsets = ir.DenseI64ArrayAttr.get([s if isinstance(s, int) else DYNAMIC_OFFSET
                                             for s in starts])
-        op = ir.Operation.create("tile.slice", results=[result_type],
-                                 operands=[self.value] + dynamic,
-                                 attributes={"static_offsets": offsets})
-        return TileBuffer(op.result)
+        op = build("slice", {"source": self.value, "offsets": dynamic},
+                   {"static_offsets": offsets}, [window.mlir_type()])
+        return TileBuffer(op.result, window)
 
     def _check_dynamic_dim(self, dim: int, size: int) -> None:
         """A dynamic start must only move along memory, in whole inner iterators."""
@@ -153,9 +153,9 @@ class TileBuffer:
             layout.checked_shape(shape)
         except LayoutError as err:
             raise KernelError(str(err)) from None
-        result_type = buffer_type(shape, self.dtype, self.scope, layout)
-        return TileBuffer(ir.Operation.create("tile.view", results=[result_type],
-                                          operands=[self.value]).result)
+        seen = BufferType(tuple(int(d) for d in shape), self.dtype, self.scope, layout)
+        return TileBuffer(build("view", {"source": self.value}, results=[seen.mlir_type()]).result,
+                          seen)
 
     def local(self, count: int | None = None) -> "TileBuffer":
         """The calling thread's register slots of a distributed register buffer, 1-d."""
@@ -182,8 +182,8 @@ class TileBuffer:
 
     def _address(self, coord: list, space: int) -> ir.Value:
         """tile.addr: the address of the element at `coord`, resolved by tile-materialize."""
-        return ir.Operation.create("tile.addr", results=[emit.ptr(space)],
-                                   operands=[self.value] + [emit.as_index(c) for c in coord]).result
+        return build("addr", {"source": self.value, "indices": [emit.as_index(c) for c in coord]},
+                     results=[emit.ptr(space)]).result
 
     def _load(self, items) -> Scalar:
         return Scalar(emit.load(self.dtype, self._element_pointer(items)))

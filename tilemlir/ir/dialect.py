@@ -6,6 +6,7 @@ their variadicity) and attribute names come from it, so Python cannot drift from
     OPS["copy_async"].operands        ("dst", "src", "barrier")
     OPS["copy_async"].optional        ("barrier",)
     DISPATCHED                        every primitive tile-dispatch lowers, in file order
+    build("copy", {"dst": d, "src": s}, {"scope": cta})    creates "tile.copy"(%d, %s)
 """
 
 from __future__ import annotations
@@ -76,3 +77,32 @@ def read_ops(irdl_text: str) -> dict[str, OpSpec]:
 
 OPS: dict[str, OpSpec] = read_ops(DIALECT_FILE.read_text())
 DISPATCHED: tuple[OpSpec, ...] = tuple(s for s in OPS.values() if s.name not in BUFFER_OPS)
+
+
+def build(name: str, operands: dict | None = None, attributes: dict | None = None,
+          results=()) -> ir.Operation:
+    """Creates `tile.<name>` at the current insertion point, with its operands given by their
+    IRDL names (an absent optional one left out or None, a variadic one as a list) and its
+    attributes by name ("dispatch" too, the discardable one that pins a variant). A name the
+    IRDL file does not declare for the op is a ValueError here, not a verifier error later."""
+    if name not in OPS:
+        raise ValueError(f"the tile dialect has no op '{name}'")
+    spec, operands, attributes = OPS[name], operands or {}, attributes or {}
+    unknown = [n for n in operands if n not in spec.operands] + \
+        [n for n in attributes if n not in spec.attributes and n != "dispatch"]
+    if unknown:
+        raise ValueError(f"{spec.full_name} declares no operand or attribute "
+                         f"{', '.join(map(repr, unknown))}; its operands are "
+                         f"{', '.join(spec.operands) or 'none'}, its attributes "
+                         f"{', '.join(spec.attributes) or 'none'}")
+    ordered = []
+    for operand, variadicity in zip(spec.operands, spec.variadicity):
+        value = operands.get(operand)
+        if variadicity == "variadic":
+            ordered += list(value or ())
+        elif value is not None:
+            ordered.append(value)
+        elif variadicity == "single":
+            raise ValueError(f"{spec.full_name} needs operand '{operand}'")
+    return ir.Operation.create(spec.full_name, results=list(results), operands=ordered,
+                               attributes=attributes)

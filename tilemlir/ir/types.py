@@ -1,7 +1,8 @@
 """The tile buffer type, `!tile.buf<shape, elem, scope, layout>`, seen from Python.
 
-IRDL types have no Python accessors for their parameters, so the type is read back from its
-(deterministic) printed form; the result is cached per type.
+IRDL types have no Python accessors for their parameters, so a type is read back from its
+(deterministic) printed form, cached per type; code that builds a type from a BufferType keeps
+that BufferType instead of reading the type back.
 """
 
 from __future__ import annotations
@@ -44,6 +45,15 @@ class BufferType:
         """Short human form for diagnostics: `16x8xf32 in local`."""
         return "x".join(str(d) for d in self.shape) + f"x{self.elem} in {self.scope}"
 
+    def mlir_type(self) -> ir.Type:
+        """`!tile.buf<...>` in the current Context."""
+        if self.scope not in SCOPES:
+            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}")
+        dims = ", ".join(str(d) for d in self.shape)
+        shape_text = f"array<i64: {dims}>" if dims else "array<i64>"
+        return ir.Type.parse(f'!tile.buf<{shape_text}, {self.elem}, "{self.scope}", '
+                             f'{to_attr_text(self.layout)}>')
+
 
 def element_bits(t: ir.Type) -> int:
     if isinstance(t, ir.IntegerType):
@@ -76,8 +86,4 @@ def parse_buffer_type(t: ir.Type) -> BufferType:
 
 def buffer_type(shape, elem: ir.Type, scope: str, layout: TileLayout) -> ir.Type:
     """Builds `!tile.buf<...>` in the current Context."""
-    if scope not in SCOPES:
-        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {scope!r}")
-    dims = ", ".join(str(int(d)) for d in shape)
-    shape_text = f"array<i64: {dims}>" if dims else "array<i64>"
-    return ir.Type.parse(f'!tile.buf<{shape_text}, {elem}, "{scope}", {to_attr_text(layout)}>')
+    return BufferType(tuple(int(d) for d in shape), elem, scope, layout).mlir_type()
