@@ -25,6 +25,7 @@ import os
 import platform
 import random
 import re
+import subprocess
 import sys
 import threading
 import time
@@ -130,6 +131,13 @@ def classify(result: dict) -> str:
     return "other"
 
 
+def _tree() -> str:
+    def git(*args):
+        return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout
+    dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no").strip() else ""
+    return f"{git('rev-parse', '--short', 'HEAD').strip()}{dirty}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("-n", type=int, default=1000, help="number of mutants")
@@ -172,6 +180,7 @@ def main() -> None:
              f"- machine: {platform.node()}, {platform.machine()}, {os.cpu_count()} cores, "
              f"Python {platform.python_version()}, no GPU needed",
              f"- command: `python bench/fuzz_tile_ir.py {' '.join(sys.argv[1:])}`",
+             f"- tree: {_tree()}",
              f"- seeds: {len(seeds)} chunks of test/{{Dispatch,Target,Language,Inputs}}/*.mlir",
              f"- time: {seconds:.0f} s ({len(indices) / seconds:.1f} mutants/s, {args.jobs} jobs)", "",
              "| outcome | mutants |", "|---|---|"]

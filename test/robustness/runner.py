@@ -8,7 +8,8 @@ as a JSON line; when a case kills the child, or does not finish within the timeo
 records it as a death or a hang and starts a new child at the next case.
 
 Each result: {"id", "outcome": "ok" | "death" | "hang", "rc" (opt: exit status), "stdout",
-"stderr", "exception" (py: "Type: message" or None), "seconds"}.
+"stderr", "exception" (py: "Type: message" or None), "classes" (py: the exception's classes,
+most derived first), "seconds"}.
 
     python test/robustness/runner.py CASES.json START   # the child side
 """
@@ -52,13 +53,14 @@ def _run_opt(case) -> dict:
 def _run_py(case) -> dict:
     import tilemlir
     out, err = io.StringIO(), io.StringIO()
-    exception = None
+    exception, classes = None, []
     with redirect_stdout(out), redirect_stderr(err):
         try:
             exec(compile(case["code"], f"<case {case['id']}>", "exec"), {"tilemlir": tilemlir})
         except Exception as exc:  # the outcome under test
             exception = f"{type(exc).__module__}.{type(exc).__name__}: {exc}"
-    return {"exception": exception, "stdout": out.getvalue()[-4000:],
+            classes = [f"{c.__module__}.{c.__name__}" for c in type(exc).__mro__]
+    return {"exception": exception, "classes": classes, "stdout": out.getvalue()[-4000:],
             "stderr": err.getvalue()[-4000:]}
 
 

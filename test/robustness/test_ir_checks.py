@@ -131,6 +131,11 @@ REJECTED = [
         '      %a = "tile.alloc_local"() : () -> !tile.buf<array<i64: 4>, f32, "local", #tile.layout<"S[4:1]">>',
         block="32, 1, 1").replace("array<i32: 32, 1, 1>", "array<i8: 32, 1, 1>"),
      "tile ops need their kernel's block size"),
+    ("tile-op-in-gpu-module", "sm_90a", kernel("").replace(
+        "    gpu.func", '    %e = "tile.elect_sync"() : () -> i1\n    gpu.func', 1),
+     "'tile.elect_sync' must be inside a gpu.func"),
+    ("tile-op-at-top-level", "sm_80", '%a = "tile.alloc_local"() : () -> !tile.buf<array<i64: 4>, f32, "local", #tile.layout<"S[4:1]">>\n',
+     "'tile.alloc_local' must be inside a gpu.func"),
     # nvvm ops the chip lacks: rejected instead of an LLVM abort
     ("nvvm-st-bulk-sm80", "sm_80", nvvm("nvvm.st.bulk %p, size = %n : !llvm.ptr", "%p: !llvm.ptr, %n: i64"),
      "'nvvm.st.bulk' needs a chip with st.bulk; the target is sm_80"),

@@ -110,6 +110,13 @@ CASES = [
     OptCase("dense-array-of-f16", ["in.mlir"],
             {"in.mlir": "func.func @f() attributes {a = array<f16: 1.0>} { return }\n"},
             errors=("array<f16: ...> is not a dense array",)),
+    OptCase("stray-at-in-tile-type", ["in.mlir"],
+            {"in.mlir": 'func.func private @f() -> !tile.buf<array<i64: 4>, f16, "shared", '
+                        '#tile.layout<"S[4:1]">@>\n'},
+            errors=("in.mlir:1: '@' must start a symbol name",)),
+    OptCase("at-in-layout-string-ok", ["in.mlir"],
+            {"in.mlir": 'func.func private @f() -> !tile.buf<array<i64: 4>, f16, "local", '
+                        '#tile.layout<"S[4:1@laneid]">>\n'}, rc=0),
     OptCase("llvm-array-type-ok", ["in.mlir"],
             {"in.mlir": "func.func private @f(!llvm.array<4 x f32>, tensor<2xindex>)\n"}, rc=0),
     # ---- argparse errors exit 2 with usage, never a traceback

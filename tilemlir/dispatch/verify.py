@@ -194,6 +194,15 @@ def _check_buffer_values(op: ir.Operation, problems: _Problems) -> None:
             _buffer(value, f"result {i} of {op.name}", op, problems)
 
 
+def _inside_gpu_func(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent.operation.name == "gpu.func":
+            return True
+        parent = parent.operation.parent
+    return False
+
+
 def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location, str]]:
     """Every problem of the tile ops (and kernel extents) under `root` for `target`."""
     problems = _Problems()
@@ -204,6 +213,9 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
         name = op.name
         if name.startswith("tile."):
             tile_ops_seen = True
+            if not _inside_gpu_func(op):
+                problems.add(op, f"'{name}' must be inside a gpu.func (a kernel body)")
+                return ir.WalkResult.ADVANCE
         if name == "tile.slice":
             _check_slice(op, problems)
         elif name == "tile.view":

@@ -85,6 +85,9 @@ class _Macro:
             raise KernelError("functions in a kernel take plain positional parameters")
 
     def __call__(self, *args):
+        if self in self.interpreter.active_macros:
+            raise KernelError(f"{self.node.name}() calls itself: functions in a kernel are "
+                              f"inlined where called, so recursion would never end")
         params = [a.arg for a in self.node.args.args]
         defaults = [self.interpreter.eval(d) for d in self.node.args.defaults]
         if not len(params) - len(defaults) <= len(args) <= len(params):
@@ -93,11 +96,13 @@ class _Macro:
         scope = _Scope(False)
         scope.update(zip(params, values))
         self.interpreter.scopes.append(scope)
+        self.interpreter.active_macros.append(self)
         try:
             self.interpreter.exec_block(self.node.body)
         except _Return as ret:
             return ret.value
         finally:
+            self.interpreter.active_macros.pop()
             self.interpreter.scopes.pop()
         return None
 
@@ -121,6 +126,8 @@ def _syntax_tree(code) -> tuple[ast.Module, str]:
 
 class Interpreter:
     def __init__(self, fn):
+        if not inspect.isfunction(fn):
+            raise KernelError(f"{fn!r} is not a function: a kernel is a plain `def`")
         self.fn = fn
         self.tree, self.filename = _syntax_tree(fn.__code__)
         self.line_offset = fn.__code__.co_firstlineno - 1
@@ -131,6 +138,7 @@ class Interpreter:
             except ValueError:
                 pass
         self.scopes: list[_Scope] = [_Scope(False)]
+        self.active_macros: list[_Macro] = []
         self.builder: kernel_builder.KernelBuilder | None = None
 
     # ------------------------------------------------------------------ entry
@@ -154,6 +162,11 @@ class Interpreter:
         return b
 
     def _parameters(self, fdef):
+        extra = fdef.args.vararg or fdef.args.kwarg or (fdef.args.kwonlyargs or [None])[0]
+        if extra is not None or fdef.args.posonlyargs:
+            self._fail(extra or fdef, "kernel parameters are plain named parameters, each with "
+                                      "an annotation (*args, **kwargs, keyword-only and "
+                                      "positional-only parameters have no kernel parameter)")
         params = []
         for arg in fdef.args.args:
             if arg.annotation is None:

@@ -76,14 +76,27 @@ def _range_args(args):
     raise KernelError("expected (stop), (start, stop) or (start, stop, step)")
 
 
+# Unrolling builds every iteration's IR in Python: beyond this, building takes minutes.
+MAX_UNROLL = 4096
+
+
 def serial(*args) -> SerialRange:
-    return SerialRange(*_range_args(args))
+    start, stop, step = _range_args(args)
+    if isinstance(step, int) and step == 0:
+        raise KernelError("T.serial step must not be 0 (the loop would never end)")
+    return SerialRange(start, stop, step)
 
 
 def unroll(*args) -> UnrollRange:
     start, stop, step = _range_args(args)
-    if not all(isinstance(x, int) for x in (start, stop, step)):
-        raise KernelError("T.unroll needs static bounds; use T.serial for a device loop")
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
+        raise KernelError("T.unroll needs static integer bounds; use T.serial for a device loop")
+    if step == 0:
+        raise KernelError("T.unroll step must not be 0")
+    trips = len(range(start, stop, step))
+    if trips > MAX_UNROLL:
+        raise KernelError(f"T.unroll({start}, {stop}, {step}) would unroll {trips} iterations, "
+                          f"more than {MAX_UNROLL}: use T.serial for a device loop")
     return UnrollRange(start, stop, step)
 
 
