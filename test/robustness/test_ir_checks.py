@@ -136,6 +136,15 @@ REJECTED = [
      "'tile.elect_sync' must be inside a gpu.func"),
     ("tile-op-at-top-level", "sm_80", '%a = "tile.alloc_local"() : () -> !tile.buf<array<i64: 4>, f32, "local", #tile.layout<"S[4:1]">>\n',
      "'tile.alloc_local' must be inside a gpu.func"),
+    ("alloc-local-of-shared-type", "sm_80", kernel(
+        f'      %s = "tile.alloc_local"() : () -> {SHARED_16x16}'),
+     'tile.alloc_local makes a local buffer, but its result type says "shared"'),
+    ("alloc-shared-of-local-type", "sm_80", kernel(
+        '      %s = "tile.alloc_shared"() {offset = 0 : i64} : () -> !tile.buf<array<i64: 4>, f32, "local", #tile.layout<"S[4:1]">>'),
+     'tile.alloc_shared makes a shared buffer, but its result type says "local"'),
+    ("global-of-tmem-type", "sm_100a", kernel(
+        '      %g = "tile.global"(%p) : (!llvm.ptr) -> !tile.buf<array<i64: 4>, f32, "tmem", #tile.layout<"S[4:1]">>',
+        params="%p: !llvm.ptr"), 'tile.global makes a global buffer, but its result type says "tmem"'),
     # nvvm ops the chip lacks: rejected instead of an LLVM abort
     ("nvvm-st-bulk-sm80", "sm_80", nvvm("nvvm.st.bulk %p, size = %n : !llvm.ptr", "%p: !llvm.ptr, %n: i64"),
      "'nvvm.st.bulk' needs a chip with st.bulk; the target is sm_80"),

@@ -20,6 +20,9 @@ MAX_BLOCK_THREADS = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
 TMEM_COLUMNS = (32, 64, 128, 256, 512)
+# The memory each root op's buffer lives in (its result type must say the same).
+ROOT_SCOPES = {"tile.global": "global", "tile.alloc_shared": "shared",
+               "tile.alloc_local": "local", "tile.tmem": "tmem"}
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
 # Layout strides and offsets become i32/i64 address arithmetic: keep them far from overflow.
@@ -194,6 +197,16 @@ def _check_buffer_values(op: ir.Operation, problems: _Problems) -> None:
             _buffer(value, f"result {i} of {op.name}", op, problems)
 
 
+def _check_root_scope(op: ir.Operation, problems: _Problems) -> None:
+    result = op.results[0]
+    if not is_buffer_type(result.type) or _buffer_type_problem(str(result.type), result.type):
+        return
+    scope = parse_buffer_type(result.type).scope
+    if scope != ROOT_SCOPES[op.name]:
+        problems.add(op, f"{op.name} makes a {ROOT_SCOPES[op.name]} buffer, but its result type "
+                         f"says \"{scope}\"")
+
+
 def _inside_gpu_func(op: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None:
@@ -233,6 +246,8 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
             _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
         elif name.startswith("tile."):
             _check_buffer_values(op, problems)
+        if name in ROOT_SCOPES:
+            _check_root_scope(op, problems)
         return ir.WalkResult.ADVANCE
 
     root.walk(visit)
