@@ -140,11 +140,25 @@ def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v4
 
 
+def _consumer_regs(kernel: str, consumers: int, producer: int, consumer) -> int:
+    """setmaxnreg budgets: a warpgroup's .inc waits until the registers are free, so the
+    producer's and the consumers' budgets must fit the 64 Ki registers (512 per thread of one
+    warpgroup) or the kernel deadlocks. Default: the most the consumers can have, up to 232."""
+    if consumer is None:
+        consumer = min(232, (512 - producer) // consumers // 8 * 8)
+    if producer + consumers * consumer > 512:
+        raise ShapeError(f"{kernel}: register budgets {producer} + {consumers} x {consumer} per "
+                         f"thread exceed the register file (512 per thread of one warpgroup); "
+                         f"setmaxnreg would wait forever")
+    return consumer
+
+
 def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8,
-             PRODUCER_REGS=40, CONSUMER_REGS=232):
+             PRODUCER_REGS=40, CONSUMER_REGS=None):
     """Warp-specialized: a producer warpgroup issues TMA, BM / 64 consumer warpgroups compute."""
     _check("hgemm_v5", M, N, K, dtype, BM, BN, BK, STAGES)
     consumers = BM // 64
+    CONSUMER_REGS = _consumer_regs("hgemm_v5", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, math.ceil(K / BK)
     group_m = math.gcd(GROUP_M, tiles_m)
     a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
@@ -219,28 +233,32 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v5
 
 
-def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=3, GROUP_M=8, SMS=132,
-             PRODUCER_REGS=40, CONSUMER_REGS=232):
+def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
+             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None):
     """Persistent: one CTA per SM walks the output tiles (grouped order, stride = CTAs); the
     producer runs ahead into the next tile while the consumers write the last one back through
     shared memory with TMA stores (clipped at the edges: M and N need not be multiples of the
-    tile). SMS: the number of SMs (132 on the H200)."""
+    tile), EPI_N columns at a time so that the staging buffer leaves room for STAGES stages.
+    SMS: the number of SMs (132 on the H200)."""
     _check("hgemm_v6", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
     if N % 8:
         raise ShapeError(f"hgemm_v6: N={N} must be a multiple of 8 (TMA needs 16-byte row "
                          f"strides for 16-bit elements)")
-    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * BN * 2 > 227 * 1024:
-        raise ShapeError(f"hgemm_v6: {STAGES} stages and a {BM}x{BN} output tile exceed the "
-                         f"227 KiB of shared memory a Hopper CTA can have")
+    if BN % EPI_N or EPI_N % 64:
+        raise ShapeError(f"hgemm_v6: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
+        raise ShapeError(f"hgemm_v6: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
+                         f"the 227 KiB of shared memory a Hopper CTA can have")
     consumers = BM // 64
+    CONSUMER_REGS = _consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
     tiles = tiles_m * tiles_n
     ctas = min(SMS, tiles)
     group_m = math.gcd(GROUP_M, tiles_m)
     a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
     b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
-    c_layout = T.mma_shared_layout(dtype, "128B", (BM, BN))
+    c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
     acc_layout = wgmma_accumulator_layout(64, BN)
     stage_bytes = (BM + BN) * BK * 2
 
@@ -258,7 +276,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=3, GROUP_M=
         pool.move_base_to(1024)
         As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
         Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        Cs = pool.alloc((BM, BN), dtype, layout=c_layout)
+        Cs = pool.alloc((BM, EPI_N), dtype, layout=c_layout)
         pool.commit()
 
         if wg == 0:
@@ -312,20 +330,22 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=3, GROUP_M=
                 if warp == 0:
                     if lane == 0:
                         T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
-                # Epilogue: registers -> this warpgroup's rows of Cs -> TMA store. The previous
-                # tile's store must have read Cs before it is overwritten.
+                # Epilogue: registers -> this warpgroup's rows of Cs -> TMA store, EPI_N columns
+                # at a time. A store must have read Cs before Cs is overwritten.
                 Tx.wg.cast(out, acc)
-                if warp == 0:
-                    if lane == 0:
-                        T.ptx.bulk.wait_group(0)
-                T.cuda.bar_sync(wg, 128)
-                Tx.wg.copy(Cs[row:row + 64, :], out)
-                T.ptx.fence.proxy_async("shared::cta")      # generic writes -> TMA's reads
-                T.cuda.bar_sync(wg, 128)
-                if warp == 0:
-                    if lane == 0:
-                        Tx.copy_async(D[m0 + row:m0 + row + 64, n0:n0 + BN], Cs[row:row + 64, :])
-                        T.ptx.bulk.commit_group()
+                for c0 in T.unroll(0, BN, EPI_N):
+                    if warp == 0:
+                        if lane == 0:
+                            T.ptx.bulk.wait_group(0)
+                    T.cuda.bar_sync(wg, 128)
+                    Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
+                    T.ptx.fence.proxy_async("shared::cta")      # generic writes -> TMA reads
+                    T.cuda.bar_sync(wg, 128)
+                    if warp == 0:
+                        if lane == 0:
+                            Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
+                                          Cs[row:row + 64, :])
+                            T.ptx.bulk.commit_group()
             if warp == 0:
                 if lane == 0:
                     T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
