@@ -30,25 +30,46 @@ def extract_ptx(module: ir.Module) -> dict[str, str]:
     return found
 
 
-def find_ptxas() -> str | None:
-    """ptxas from $TILEMLIR_PTXAS, the PATH, CUDA_HOME, or the nvidia-cuda-nvcc wheel."""
-    explicit = os.environ.get("TILEMLIR_PTXAS")
+def find_cuda_tool(name: str) -> str | None:
+    """A CUDA tool (ptxas, nvdisasm) from $TILEMLIR_<NAME>, the PATH, CUDA_HOME, or the NVIDIA
+    wheels (nvidia-cuda-nvcc carries ptxas, nvidia-cuda-nvdisasm nvdisasm)."""
+    explicit = os.environ.get(f"TILEMLIR_{name.upper()}")
     if explicit:
         return explicit
-    on_path = shutil.which("ptxas")
+    on_path = shutil.which(name)
     if on_path:
         return on_path
     candidates = []
     for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
         if home:
-            candidates.append(Path(home) / "bin" / "ptxas")
+            candidates.append(Path(home) / "bin" / name)
     site = Path(sysconfig.get_paths()["purelib"])
-    candidates += [site / "nvidia" / "cu13" / "bin" / "ptxas",
-                   site / "nvidia" / "cuda_nvcc" / "bin" / "ptxas"]
+    candidates += [site / "nvidia" / "cu13" / "bin" / name,
+                   site / "nvidia" / "cuda_nvcc" / "bin" / name]
     for c in candidates:
         if c.is_file() and os.access(c, os.X_OK):
             return str(c)
     return None
+
+
+def find_ptxas() -> str | None:
+    """ptxas from $TILEMLIR_PTXAS, the PATH, CUDA_HOME, or the nvidia-cuda-nvcc wheel."""
+    return find_cuda_tool("ptxas")
+
+
+def disassemble(cubin: bytes) -> str:
+    """The SASS of a cubin (nvdisasm); PtxasError when nvdisasm is missing or fails."""
+    nvdisasm = find_cuda_tool("nvdisasm")
+    if nvdisasm is None:
+        raise PtxasError("nvdisasm not found: `pip install nvidia-cuda-nvdisasm` or set "
+                         "TILEMLIR_NVDISASM")
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "kernel.cubin"
+        path.write_bytes(cubin)
+        proc = subprocess.run([nvdisasm, "-c", str(path)], capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise PtxasError(f"nvdisasm failed:\n{proc.stderr.strip()}")
+        return proc.stdout
 
 
 def assemble(ptx: str, chip: str, extra_args: tuple[str, ...] = ()) -> bytes:
