@@ -1,0 +1,59 @@
+// Seed 000's roadmap on Hopper (tilemlir/kernels/hgemm_hopper.py) down to sm_90a PTX, assembled
+// by ptxas: v4 (TMA + mbarrier ring), v5 (warp-specialized), v6 (persistent, TMA-store
+// epilogue, ragged shape). The same kernels run on the H200 in test_hgemm_hopper_gpu.py.
+//
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v4 256 512 1024 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v4.ptx
+// RUN: FileCheck %s --check-prefixes=ALL,V4 < %t.v4.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v4.ptx -o %t.v4.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v5 256 512 1024 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v5.ptx
+// RUN: FileCheck %s --check-prefixes=ALL,WS < %t.v5.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v5.ptx -o %t.v5.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 1000 1000 1000 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v6.ptx
+// RUN: FileCheck %s --check-prefixes=ALL,WS,V6 < %t.v6.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v6.ptx -o %t.v6.cubin %}
+
+// The tensor maps dispatch added: 128-byte grid constants after the user's pointers, read
+// through their generic param-space address.
+// ALL: .param .u64 .ptr .align 1 [[K:hgemm_v[0-9]]]_param_2,
+// ALL-NEXT: .param .align 64 .b8 [[K]]_param_3[128],
+// ALL-NEXT: .param .align 64 .b8 [[K]]_param_4[128]
+// V6-NEXT: .param .align 64 .b8 [[K]]_param_5[128]
+// ALL: cvta.param.u64
+// ALL: mbarrier.init.shared.b64 [__tile_smem], {{%r[0-9]+}};
+// ALL: fence.mbarrier_init.release.cluster;
+// ALL: bar.sync 0;
+
+// Consumers: wait for a full stage, four m64n256k16 wgmma over the 64-deep k-tile, keep one
+// group in flight.
+// V4: mbarrier.try_wait.parity.shared.b64
+// WS: setmaxnreg.inc.sync.aligned.u32 232;
+// WS: mbarrier.try_wait.parity.shared.b64
+// ALL: wgmma.fence.sync.aligned;
+// ALL-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// ALL: wgmma.commit_group.sync.aligned;
+// ALL-NEXT: wgmma.wait_group.sync.aligned 1;
+// V4: bar.sync 0;
+// WS: mbarrier.arrive.shared.b64
+
+// The producer (v5, v6: its own warpgroup with fewer registers; v4: one thread of the
+// consumers): wait for a free stage, arm the full barrier with the stage's bytes, two TMA loads.
+// WS: setmaxnreg.dec.sync.aligned.u32 40;
+// WS: elect.sync
+// WS: mbarrier.try_wait.parity.shared.b64
+// ALL: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [{{%rd[0-9]+}}], {{%r[0-9]+}};
+// ALL: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%rd[0-9]+}}];
+// ALL: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes
+
+// v6's epilogue: the previous store has read the staging buffer, the warpgroup's barrier,
+// stmatrix, the proxy fence, TMA stores of two 64x64 boxes per 128-column chunk, committed.
+// V6: wgmma.wait_group.sync.aligned 0;
+// V6: cp.async.bulk.wait_group.read 0;
+// V6: bar.sync {{%r[0-9]+}}, 128;
+// V6-COUNT-8: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// V6: fence.proxy.async.shared::cta;
+// V6-NEXT: bar.sync {{%r[0-9]+}}, 128;
+// V6: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [{{%rd[0-9]+}}];
+// V6: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// V6: cp.async.bulk.commit_group;
+// V6: cp.async.bulk.wait_group.read 0;
+// ALL: ret;
