@@ -140,19 +140,20 @@ def _materialize_pass(options):
 
 
 def _unsupported_nvvm_ops(root: ir.Operation, targets: list[Target]) -> list:
-    """(location, message) for every nvvm op under `root` some target cannot compile."""
+    """(location, message) for every nvvm or nvgpu op under `root` some target cannot
+    compile."""
     from tilemlir.target.chips import feature_description, nvvm_requirement
     problems = []
 
     def visit(o):
         name = o.name
-        if not name.startswith("nvvm."):
+        if not name.startswith(("nvvm.", "nvgpu.")):
             return ir.WalkResult.ADVANCE
         attributes = " ".join(f"{key} = {o.attributes[key]}" for key in o.attributes)
         feature = nvvm_requirement(name, attributes)
         if feature is None:
-            problems.append((o.location, f"'{name}' is not in tilemlir's table of nvvm ops and "
-                                         f"what each needs (tilemlir/target/chips.py)"))
+            problems.append((o.location, f"'{name}' is not in tilemlir's table of nvvm/nvgpu "
+                                         f"ops and what each needs (tilemlir/target/chips.py)"))
             return ir.WalkResult.ADVANCE
         for target in targets:
             if not target.has_hardware_for(feature):

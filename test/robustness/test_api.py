@@ -3,6 +3,7 @@ them, with typed errors that name the argument. Compiles run in child processes.
 
 import inspect
 
+import mlir.dialects.nvgpu as nvgpu_dialect
 import mlir.dialects.nvvm as nvvm_dialect
 import pytest
 
@@ -12,14 +13,15 @@ from tilemlir.target import Target, TargetError
 from tilemlir.target.chips import KNOWN_PTX, NVVM_REQUIREMENTS, nvvm_requirement
 from tilemlir.tools.source import MAX_NESTING, SourceError, check_nesting, decode
 
-NVVM_OPS = sorted({cls.OPERATION_NAME for _, cls in inspect.getmembers(nvvm_dialect, inspect.isclass)
+NVVM_OPS = sorted({cls.OPERATION_NAME for dialect in (nvvm_dialect, nvgpu_dialect)
+                   for _, cls in inspect.getmembers(dialect, inspect.isclass)
                    if hasattr(cls, "OPERATION_NAME")})
 
 
-def test_every_nvvm_op_of_the_bindings_has_a_requirement():
-    """The target check is complete by construction: an nvvm op the installed bindings define
-    but the table lacks fails here (and tile-check-target rejects it rather than guess)."""
-    assert len(NVVM_OPS) > 150
+def test_every_nvvm_and_nvgpu_op_of_the_bindings_has_a_requirement():
+    """The target check is complete by construction: an nvvm or nvgpu op the installed bindings
+    define but the table lacks fails here (and tile-check-target rejects it rather than guess)."""
+    assert len(NVVM_OPS) > 200
     missing = [name for name in NVVM_OPS if nvvm_requirement(name) is None]
     assert not missing, f"add these nvvm ops to NVVM_REQUIREMENTS in target/chips.py: {missing}"
 
@@ -39,6 +41,9 @@ def test_every_table_entry_names_an_existing_op_family():
     ("nvvm.barrier0", "sm_75", True), ("nvvm.read.ptx.sreg.tid.x", "sm_75", True),
     ("nvvm.read.ptx.sreg.cluster.ctarank", "sm_80", False),
     ("nvvm.fence.proxy.acquire", "sm_90a", False),        # needs PTX 8.3, sm_90a's floor is 8.0
+    ("nvgpu.warpgroup.mma", "sm_80", False), ("nvgpu.warpgroup.mma", "sm_90a", True),
+    ("nvgpu.device_async_copy", "sm_75", False), ("nvgpu.tma.async.load", "sm_80", False),
+    ("nvgpu.mbarrier.create", "sm_75", True),
 ])
 def test_requirements_per_chip(op, chip, ok):
     assert Target.parse(chip).supports(nvvm_requirement(op)) is ok

@@ -168,6 +168,14 @@ REJECTED = [
     ("nvvm-mbarrier-try-wait-sm80", "sm_80", nvvm("nvvm.mbarrier.try_wait.parity %p, %n, %n : !llvm.ptr<3>, i32, i32", "%p: !llvm.ptr<3>, %n: i32"),
      "mbarrier.try_wait"),
     ("nvvm-redux-sm90a", "sm_90a", nvvm("%r = nvvm.redux.sync add %v, %m : i32 -> i32", "%v: i32, %m: i32"), "needs a chip with redux.sync"),
+    ("nvgpu-async-copy-sm75", "sm_75", nvvm(
+        "%t = nvgpu.device_async_copy %s[%i], %d[%i], 4 : memref<16xf32> to memref<16xf32, #gpu.address_space<workgroup>>",
+        "%s: memref<16xf32>, %d: memref<16xf32, #gpu.address_space<workgroup>>, %i: index"),
+     "'nvgpu.device_async_copy' needs a chip with cp.async; the target is sm_75"),
+    ("nvgpu-tma-fence-sm80", "sm_80", nvvm(
+        "nvgpu.tma.fence.descriptor %t : !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, 3>, swizzle = none, l2promo = none, oob = zero, interleave = none>",
+        "%t: !nvgpu.tensormap.descriptor<tensor = memref<64x64xf16, 3>, swizzle = none, l2promo = none, oob = zero, interleave = none>"),
+     "'nvgpu.tma.fence.descriptor' needs a chip with cp.async.bulk.tensor (TMA)"),
     # #nvvm.target attributes that would make LLVM abort while serialising
     ("target-without-features", "sm_80", kernel("", targets='[#nvvm.target<chip = "sm_80">]'),
      'names no PTX version, and LLVM\'s default (6.0) is too old for sm_80: add features = "+ptx78"'),

@@ -86,9 +86,10 @@ _FEATURES = {
 }
 
 
-# nvvm ops by name prefix (longest match wins) -> the feature each needs. The table covers every
-# op the installed bindings define (a test enumerates them), and check-target rejects an nvvm op
-# it does not know: the last guard before LLVM, whose NVPTX backend aborts on what a chip lacks.
+# nvvm ops, and the nvgpu ops the pipeline turns into nvvm ops, by name prefix (longest match
+# wins) -> the feature each needs. The table covers every op of both dialects the installed
+# bindings define (a test enumerates them), and check-target rejects one it does not know: the
+# last guard before LLVM, whose NVPTX backend aborts on what a chip lacks.
 NVVM_REQUIREMENTS = {
     "nvvm.bar.warp.sync": "everywhere",
     "nvvm.barrier": "everywhere",
@@ -147,6 +148,20 @@ NVVM_REQUIREMENTS = {
     "nvvm.wgmma": "wgmma",
     "nvvm.tcgen05": "tcgen05",
     "nvvm.setmaxregister": "setmaxnreg",
+    "nvgpu.rcp": "everywhere",
+    "nvgpu.mbarrier": "mbarrier",
+    "nvgpu.mbarrier.create": "everywhere",   # a shared-memory global, no instruction
+    "nvgpu.mbarrier.get": "everywhere",
+    "nvgpu.mbarrier.arrive.expect_tx": "mbarrier_tx",
+    "nvgpu.mbarrier.try_wait": "mbarrier_try_wait",
+    "nvgpu.device_async_copy": "cp_async",
+    "nvgpu.device_async_create_group": "cp_async",
+    "nvgpu.device_async_wait": "cp_async",
+    "nvgpu.ldmatrix": "ldmatrix",
+    "nvgpu.mma.sync": "mma_sync_f16",
+    "nvgpu.mma.sp": "mma_sparse",
+    "nvgpu.tma": "tma",
+    "nvgpu.warpgroup": "wgmma",
 }
 
 
