@@ -4,25 +4,46 @@
 //
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_tcgen05:hgemm_v1 128 128 64 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_100a})' --emit=ptx > %t.v1.ptx
 // RUN: FileCheck %s --check-prefixes=TC,V1 < %t.v1.ptx
+// RUN: FileCheck %s --check-prefix=FENCE < %t.v1.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a %t.v1.ptx -o %t.v1.cubin %}
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_tcgen05:hgemm_v2 128 128 256 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_100a})' --emit=ptx > %t.v2.ptx
 // RUN: FileCheck %s --check-prefixes=TC,LOOP < %t.v2.ptx
+// RUN: FileCheck %s --check-prefix=FENCE < %t.v2.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a %t.v2.ptx -o %t.v2.cubin %}
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_tcgen05:hgemm_v3 256 256 256 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_100a})' --emit=ptx > %t.v3.ptx
 // RUN: FileCheck %s --check-prefixes=TC,LOOP < %t.v3.ptx
+// RUN: FileCheck %s --check-prefix=FENCE < %t.v3.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a %t.v3.ptx -o %t.v3.cubin %}
 
 // TC: .target sm_100a
 // TC: .extern .shared .align 1024 .b8 __tile_smem[];
 // TC: mbarrier.init.shared.b64 [__tile_smem+8], {{%r[0-9]+}};
 // TC: tcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32 [__tile_smem], {{%r[0-9]+}};
+// TC-NEXT: tcgen05.fence::before_thread_sync;
 // TC: fence.proxy.async.shared::cta;
 // TC: fence.mbarrier_init.release.cluster;
 // TC: bar.sync 0;
+// TC-NEXT: tcgen05.fence::after_thread_sync;
+
+// The memory model's fences (the seed omits them): the copies' st.shared (generic proxy) are
+// made visible to tcgen05.mma (async proxy) before the barrier; tcgen05.ld follows the wait for
+// the MMA's commit only after tcgen05.fence::after_thread_sync; the last tcgen05.ld is ordered
+// before the dealloc by the fence pair around the final bar.sync.
+// FENCE: st.shared.v4.b32
+// FENCE: fence.proxy.async.shared::cta;
+// FENCE-NEXT: bar.sync 0;
+// FENCE: tcgen05.mma.cta_group::1
+// FENCE: tcgen05.commit
+// FENCE: tcgen05.fence::after_thread_sync;
+// FENCE-NOT: bar.sync
+// FENCE: tcgen05.ld.sync.aligned
+// FENCE: tcgen05.wait::ld.sync.aligned;
+// FENCE: tcgen05.fence::before_thread_sync;
+// FENCE-NEXT: bar.sync 0;
+// FENCE: tcgen05.fence::after_thread_sync;
+// FENCE-NEXT: tcgen05.relinquish_alloc_permit
 
 // v1: the 64-deep K tile is 4 MMAs of K = 16, the first one not accumulating, then one wait.
-// V1: ld.global.v4.b32
-// V1: st.shared.v4.b32
 // V1: elect.sync
 // V1-COUNT-4: tcgen05.mma.cta_group::1.kind::f16
 // V1-NOT: tcgen05.mma

@@ -286,6 +286,18 @@ irdl.dialect @tile {
     irdl.attributes { "kind" = %kind }
   }
 
+  // tcgen05.fence::before_thread_sync / ::after_thread_sync: orders this thread's tcgen05 ops
+  // (mma, ld, st, commit) before a thread sync that follows it ("before_thread_sync"), or the
+  // tcgen05 ops that follow it after a thread sync (mbarrier wait, bar.sync) that precedes it
+  // ("after_thread_sync"). Without them the PTX memory model leaves tcgen05 work unordered by
+  // the sync, e.g. a tcgen05.ld may read TMEM the MMA has not finished writing.
+  irdl.operation @tcgen05_fence {
+    %before = irdl.is "before_thread_sync"
+    %after = irdl.is "after_thread_sync"
+    %kind = irdl.any_of(%before, %after)
+    irdl.attributes { "kind" = %kind }
+  }
+
   // ---------------------------------------------------------------- async groups (cp.async, wgmma, bulk)
   // Closes the group of async operations this thread issued ("cp_async", "wgmma", or "bulk":
   // TMA stores).

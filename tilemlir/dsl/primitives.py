@@ -142,6 +142,15 @@ class _Tcgen05:
     def commit(self, barrier_ptr, cta_group: int = 1) -> None:
         _op("tcgen05_commit", [barrier_ptr], _group(cta_group), None)
 
+    def fence_before_thread_sync(self) -> None:
+        """Orders this thread's earlier tcgen05 ops before the thread sync that follows."""
+        _op("tcgen05_fence", [], {"kind": ir.StringAttr.get("before_thread_sync")}, None)
+
+    def fence_after_thread_sync(self) -> None:
+        """Orders this thread's later tcgen05 ops after the thread sync that precedes
+        (e.g. tcgen05.ld after the mbarrier wait that saw the MMA's commit)."""
+        _op("tcgen05_fence", [], {"kind": ir.StringAttr.get("after_thread_sync")}, None)
+
 
 class _Fence:
     def proxy_async(self, space: str = "shared::cta") -> None:

@@ -9,6 +9,13 @@ Three steps, each adding one mechanism, written as in the seed:
 These compile and assemble for sm_100a; the H200 (sm_90a) cannot run tcgen05 — see
 hgemm_wgmma.py for the Hopper twins that run the same structure on wgmma. Each step is written
 out whole, as the seed does, so that each reads on its own and diffs against the previous one.
+
+The seed leaves out two fences the PTX memory model requires, written here: fence.proxy.async
+after the synchronous copies (st.shared is the generic proxy, tcgen05.mma reads shared memory
+through the async proxy), and the tcgen05 fences around the thread syncs that order tcgen05 work
+(after_thread_sync after the mbarrier wait and before tcgen05.ld; before_thread_sync after the
+last tcgen05.ld and before the sync that precedes the dealloc; the same pair around the sync
+that publishes the TMEM allocation).
 """
 
 import tilemlir.lang as T
@@ -52,10 +59,12 @@ def hgemm_v1(M, N, K):
             if lane_id == 0:
                 T.ptx.mbarrier.init(mma_bar.ptr_to([0]), 1)
             T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=512, cta_group=1)
+            T.ptx.tcgen05.fence_before_thread_sync()
 
         T.ptx.fence.proxy_async("shared::cta")
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
+        T.ptx.tcgen05.fence_after_thread_sync()     # the allocation, then the TMEM address
 
         tmem = T.decl_buffer((128, 512), "float32", scope="tmem", allocated_addr=tmem_addr[0],
                              layout=TileLayout(S[(128, 512):(1 @ TLane, 1 @ TCol)]))
@@ -66,6 +75,7 @@ def hgemm_v1(M, N, K):
         # --- Load: all threads copy global -> shared synchronously ---
         Tx.cta.copy(Asmem[:, :], A[m_st:m_st + BLK_M, :])
         Tx.cta.copy(Bsmem[:, :], B[n_st:n_st + BLK_N, :])
+        T.ptx.fence.proxy_async("shared::cta")      # st.shared (generic) -> tcgen05.mma (async)
         T.cuda.cta_sync()
 
         # --- Compute: one elected thread issues the MMA ---
@@ -76,6 +86,7 @@ def hgemm_v1(M, N, K):
                 T.ptx.tcgen05.commit(mma_bar.ptr_to([0]), cta_group=1)
 
         T.ptx.mbarrier.try_wait(mma_bar.ptr_to([0]), phase_mma)
+        T.ptx.tcgen05.fence_after_thread_sync()     # the MMA's completion, then tcgen05.ld
 
         # --- Writeback: TMEM -> registers -> GMEM ---
         Dreg = T.alloc_local((BLK_N,), acc_type)
@@ -88,8 +99,10 @@ def hgemm_v1(M, N, K):
         Tx.copy(D[m_thr, n_st:n_st + BLK_N], Dreg_f16[:])
 
         # --- Release TMEM ---
+        T.ptx.tcgen05.fence_before_thread_sync()    # every tcgen05.ld, then the dealloc
         T.cuda.cta_sync()
         if warp_id == 0:
+            T.ptx.tcgen05.fence_after_thread_sync()
             T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
             T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=512, cta_group=1)
 
@@ -125,10 +138,12 @@ def hgemm_v2(M, N, K):
             if lane_id == 0:
                 T.ptx.mbarrier.init(mma_bar.ptr_to([0]), 1)
             T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=512, cta_group=1)
+            T.ptx.tcgen05.fence_before_thread_sync()
 
         T.ptx.fence.proxy_async("shared::cta")
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
+        T.ptx.tcgen05.fence_after_thread_sync()     # the allocation, then the TMEM address
 
         tmem = T.decl_buffer((128, 512), "float32", scope="tmem", allocated_addr=tmem_addr[0],
                              layout=TileLayout(S[(128, 512):(1 @ TLane, 1 @ TCol)]))
@@ -140,6 +155,7 @@ def hgemm_v2(M, N, K):
         for i in T.serial(K_TILES):
             Tx.cta.copy(Asmem[:, :], A[:, i * BLK_K:(i + 1) * BLK_K])
             Tx.cta.copy(Bsmem[:, :], B[:, i * BLK_K:(i + 1) * BLK_K])
+            T.ptx.fence.proxy_async("shared::cta")  # st.shared (generic) -> tcgen05.mma (async)
             T.cuda.cta_sync()
 
             # the first chunk starts the accumulator, later ones accumulate
@@ -152,6 +168,7 @@ def hgemm_v2(M, N, K):
             # wait for this chunk's MMA, then flip the phase for the next wait
             T.ptx.mbarrier.try_wait(mma_bar.ptr_to([0]), phase_mma)
             phase_mma ^= 1
+        T.ptx.tcgen05.fence_after_thread_sync()     # the last MMA's completion, then tcgen05.ld
 
         # === Writeback (as in step 1) ===
         Dreg = T.alloc_local((BLK_N,), acc_type)
@@ -163,8 +180,10 @@ def hgemm_v2(M, N, K):
         m_thr = T.meta_var(m_st + warp_id * 32 + lane_id)
         Tx.copy(D[m_thr, n_st:n_st + BLK_N], Dreg_f16[:])
 
+        T.ptx.tcgen05.fence_before_thread_sync()    # every tcgen05.ld, then the dealloc
         T.cuda.cta_sync()
         if warp_id == 0:
+            T.ptx.tcgen05.fence_after_thread_sync()
             T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
             T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=512, cta_group=1)
 
@@ -201,10 +220,12 @@ def hgemm_v3(M, N, K):
             if lane_id == 0:
                 T.ptx.mbarrier.init(mma_bar.ptr_to([0]), 1)
             T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=512, cta_group=1)
+            T.ptx.tcgen05.fence_before_thread_sync()
 
         T.ptx.fence.proxy_async("shared::cta")
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
+        T.ptx.tcgen05.fence_after_thread_sync()     # the allocation, then the TMEM address
 
         tmem = T.decl_buffer((128, 512), "float32", scope="tmem", allocated_addr=tmem_addr[0],
                              layout=TileLayout(S[(128, 512):(1 @ TLane, 1 @ TCol)]))
@@ -218,6 +239,7 @@ def hgemm_v3(M, N, K):
         for i in T.serial(K_TILES):
             Tx.cta.copy(Asmem[:, :], A[m_st:m_st + BLK_M, i * BLK_K:(i + 1) * BLK_K])
             Tx.cta.copy(Bsmem[:, :], B[n_st:n_st + BLK_N, i * BLK_K:(i + 1) * BLK_K])
+            T.ptx.fence.proxy_async("shared::cta")  # st.shared (generic) -> tcgen05.mma (async)
             T.cuda.cta_sync()
 
             if warp_id == 0:
@@ -228,6 +250,7 @@ def hgemm_v3(M, N, K):
 
             T.ptx.mbarrier.try_wait(mma_bar.ptr_to([0]), phase_mma)
             phase_mma ^= 1
+        T.ptx.tcgen05.fence_after_thread_sync()     # the last MMA's completion, then tcgen05.ld
 
         # write back this CTA's output tile
         Dreg = T.alloc_local((BLK_N,), acc_type)
@@ -239,8 +262,10 @@ def hgemm_v3(M, N, K):
         m_thr = T.meta_var(m_st + warp_id * 32 + lane_id)
         Tx.copy(D[m_thr, n_st:n_st + BLK_N], Dreg_f16[:])
 
+        T.ptx.tcgen05.fence_before_thread_sync()    # every tcgen05.ld, then the dealloc
         T.cuda.cta_sync()
         if warp_id == 0:
+            T.ptx.tcgen05.fence_after_thread_sync()
             T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
             T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=512, cta_group=1)
 

@@ -125,6 +125,14 @@ def lower_tcgen05_wait(ctx):
     return lambda: nvvm.tcgen05_wait(ir.Attribute.parse(f"#nvvm.tcgen05_wait<{kind}>"))
 
 
+@register("tcgen05_fence", name="tcgen05", priority=0, when=[target_supports("tcgen05")])
+def lower_tcgen05_fence(ctx):
+    """tcgen05.fence::before_thread_sync / tcgen05.fence::after_thread_sync."""
+    kind = {"before_thread_sync": nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC,
+            "after_thread_sync": nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC}[ctx.attr("kind")]
+    return lambda: nvvm.tcgen05_fence(kind)
+
+
 _ASYNC_FEATURE = {"cp_async": "cp_async", "wgmma": "wgmma", "bulk": "tma"}
 _async_target = Predicate("target", lambda ctx: ctx.target.require(_ASYNC_FEATURE[ctx.attr("kind")]))
 
