@@ -13,4 +13,7 @@ def __getattr__(name):
     if name == "compile":
         from tilemlir.runtime.compiler import compile
         return compile
+    if name == "torch_op":
+        from tilemlir.runtime.torch_ops import torch_op
+        return torch_op
     raise AttributeError(f"module 'tilemlir' has no attribute '{name}'")
