@@ -37,7 +37,8 @@ def current_stream(tensor, device: int) -> int:
     module = type(tensor).__module__
     if module.startswith("torch"):
         import torch
-        return torch.cuda.current_stream(device).cuda_stream
+        raw = getattr(torch._C, "_cuda_getCurrentRawStream", None)   # no Stream object: cheap
+        return raw(device) if raw else torch.cuda.current_stream(device).cuda_stream
     if module.startswith("cupy"):
         import cupy
         with cupy.cuda.Device(device):
