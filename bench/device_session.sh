@@ -1,8 +1,12 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: GPU tests, the demo, GEMM config sweep, benchmarks, a profile.
-#   bash bench/device_session.sh [steps...]    steps: tests demo sweep gemm twins profile stalls
+#   bash bench/device_session.sh [steps...]
+#   steps: tests demo sweep gemm twins hopper streams sanitize overhead profile stalls
 # Logs and results land in $OUT (or ./device-out). Assumes the .devbundle is unpacked and
-# PYTHONPATH set (see ../shared/device/README.md).
+# PYTHONPATH set (see ../shared/device/README.md). The GPU machine has no package registry:
+# tilemlir's pure-Python dependencies travel in .devbundle/pylibs, made once here with
+#   pip install --target .devbundle/pylibs filelock platformdirs
+# and put on PYTHONPATH (PYTHONPATH=/tmp/site:$PWD:$PWD/.devbundle/pylibs).
 set -uo pipefail
 out=${OUT:-device-out}; mkdir -p "$out"
 steps=${*:-tests demo sweep gemm twins profile}
@@ -17,6 +21,13 @@ for step in $steps; do
                --kernels "${SWEEP:-mma_sync,mma_sync:BK=32,mma_sync:BK=32:STAGES=5,mma_sync:BM=256:BN=128:STAGES=3,mma_sync:BN=128:STAGES=3}" \
                --out "$out/sweep.md" 2>&1 | tail -8 ;;
     gemm)    python3 bench/gemm.py --kernels "${GEMM:-mma_sync}" --out "$out/gemm-mma-sync.md" 2>&1 | tail -12 ;;
+    hopper)  python3 bench/gemm.py --kernels "${HOPPER:-hgemm_v6,hgemm_v5}" --reps 20 --warmup-ms 150 --checks 1 \
+               --out "$out/gemm-hopper.md" 2>&1 | tail -24 ;;
+    streams) python3 bench/stream_order.py --out "$out/stream-order.md" 2>&1 | tail -12 ;;
+    sanitize) for tool in memcheck racecheck synccheck; do
+               compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_hopper.py --small \
+                 > "$out/sanitizer-$tool.log" 2>&1; echo "$tool rc=$?"; tail -1 "$out/sanitizer-$tool.log"; done ;;
+    overhead) python3 bench/launch_overhead.py --out "$out/launch-overhead.md" 2>&1 | tail -8 ;;
     twins)   python3 bench/gemm.py --kernels hgemm_wgmma_v1@128x128x64,hgemm_wgmma_v2@128x128x4096,hgemm_wgmma_v3 \
                --shapes 4096x4096x4096 --out "$out/gemm-wgmma-twins.md" 2>&1 | tail -8 ;;
     profile) ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:gemm \
