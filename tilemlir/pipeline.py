@@ -216,10 +216,19 @@ def _kernel_abi_pass(options):
     return [("py", tile_kernel_abi)]
 
 
+def _check_async_proxy_pass(options):
+    def tile_check_async_proxy(op, pass_):
+        from tilemlir.dispatch.async_proxy import check_async_proxy
+        _report(check_async_proxy(op), pass_)
+    return [("py", tile_check_async_proxy)]
+
+
 def _to_ptx_pipeline(options):
     target = _option_target(options) or Target.parse(DEFAULT_CHIP)
     opts = {"chip": target.chip, "ptx": str(target.ptx)}
-    return (_dispatch_pass(opts) + [("mlir", "canonicalize"), ("mlir", "cse")]
+    # The proxy check reads tile IR: after dispatch the buffers are pointer arithmetic.
+    return (_check_async_proxy_pass(opts) + _dispatch_pass(opts)
+            + [("mlir", "canonicalize"), ("mlir", "cse")]
             + _materialize_pass(opts) + _check_target_pass(opts)
             + nvvm_pipeline(target, int(options.get("opt-level", 3))))
 
@@ -239,11 +248,16 @@ TILE_PASSES = {
         {"chip": "target chip (default: the gpu.module's #nvvm.target, else sm_90a)",
          "ptx": "PTX ISA version as an integer"},
         _check_target_pass),
+    "tile-check-async-proxy": PassInfo(
+        "tile-check-async-proxy", "on tile IR: reject an async-proxy read of shared memory "
+        "(wgmma / tcgen05.mma operands, TMA store sources) that generic-proxy writes reach "
+        "with no fence.proxy.async between them", {}, _check_async_proxy_pass),
     "tile-kernel-abi": PassInfo(
         "tile-kernel-abi", "on lowered llvm.func kernels: TMA tensor-map parameters become "
         "64-byte-aligned by-value grid constants", {}, _kernel_abi_pass),
     "tile-to-ptx": PassInfo(
-        "tile-to-ptx", "tile-dispatch, canonicalize, cse, tile-materialize, tile-check-target, "
+        "tile-to-ptx", "tile-check-async-proxy, tile-dispatch, canonicalize, cse, "
+        "tile-materialize, tile-check-target, "
         "then the passes of the upstream gpu-lower-to-nvvm-pipeline (with tile-kernel-abi after "
         "convert-gpu-to-nvvm) to LLVM with embedded PTX",
         {"chip": "target chip (default sm_90a)", "ptx": "PTX ISA version, e.g. 80",
