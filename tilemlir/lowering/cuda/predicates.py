@@ -39,6 +39,17 @@ def operands_in(scope: str, *names: str) -> Predicate:
     return Predicate(f"{scope}_operands", check)
 
 
+def copies(dst_scope: str, src_scope: str, what: str) -> Predicate:
+    """A copy from `src_scope` memory to `dst_scope` memory; `what` names the instruction."""
+    def check(ctx):
+        dst, src = ctx.buffer("dst").scope, ctx.buffer("src").scope
+        if (dst, src) == (dst_scope, src_scope):
+            return None
+        return (f"{what} copies {src_scope} memory to {dst_scope} memory; dst is in {dst}, "
+                f"src in {src}")
+    return Predicate(f"{src_scope}_to_{dst_scope}", check)
+
+
 def scope_in(*scopes: str) -> Predicate:
     def check(ctx):
         if ctx.scope in scopes:

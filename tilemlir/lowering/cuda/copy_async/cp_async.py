@@ -28,18 +28,10 @@ from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
-from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
+from tilemlir.lowering.cuda.predicates import (copies, full_active_lanes, no_replica,
                                                same_shape_and_type, target_supports)
 
 SIZES = (4, 8, 16)
-
-
-@predicate("global_to_shared")
-def global_to_shared(ctx):
-    dst, src = ctx.buffer("dst").scope, ctx.buffer("src").scope
-    if dst == "shared" and src == "global":
-        return None
-    return f"cp.async copies global memory to shared memory; dst is in {dst}, src in {src}"
 
 
 @predicate("no_barrier")
@@ -61,8 +53,8 @@ def _emit(ctx, p: ChunkPlan, size: int):
 
 
 @register("copy_async", name="cp_async", priority=10,
-          when=[global_to_shared, no_barrier, same_shape_and_type, full_active_lanes, no_replica,
-                target_supports("cp_async")])
+          when=[copies("shared", "global", "cp.async"), no_barrier, same_shape_and_type,
+                full_active_lanes, no_replica, target_supports("cp_async")])
 def lower_cp_async(ctx):
     """cp.async.cg.shared.global 16 (or .ca 8 / 4) per chunk, spread over the scope's threads."""
     p = plan_chunks(ctx, ("dst", "src"), ctx.scope_threads())

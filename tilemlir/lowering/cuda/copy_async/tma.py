@@ -35,18 +35,10 @@ from tilemlir.layout import SWIZZLE_MODES, swizzle_for
 from tilemlir.lowering import buffers, kernel_abi
 from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES
 from tilemlir.lowering.cuda.gemm_async.issuers import single_issuer_reason
-from tilemlir.lowering.cuda.predicates import target_supports
+from tilemlir.lowering.cuda.predicates import copies, same_shape_and_type, target_supports
 
 MAX_BOX = 256
 _SWIZZLE_WIDTH = {"128B": 128, "64B": 64, "32B": 32}
-
-
-@predicate("global_to_shared")
-def global_to_shared(ctx):
-    dst, src = ctx.buffer("dst").scope, ctx.buffer("src").scope
-    if dst == "shared" and src == "global":
-        return None
-    return f"TMA loads copy global memory to shared memory; dst is in {dst}, src in {src}"
 
 
 @predicate("barrier")
@@ -63,16 +55,6 @@ def single_thread(ctx):
         return (f"scope '{ctx.scope}': a TMA copy is issued by one thread (scope 'thread', "
                 f"e.g. under T.ptx.elect_sync())")
     return single_issuer_reason(ctx.op, "a TMA copy")
-
-
-@predicate("same_type")
-def same_type(ctx):
-    dst, src = ctx.buffer("dst"), ctx.buffer("src")
-    if dst.elem != src.elem:
-        return f"dst holds {dst.elem} but src holds {src.elem}"
-    if tuple(dst.shape) != tuple(src.shape):
-        return f"dst has shape {list(dst.shape)} but src has shape {list(src.shape)}"
-    return None
 
 
 def _swizzle_mode(ctx, name: str) -> str:
@@ -170,7 +152,8 @@ def _start_values(starts) -> list:
 
 
 @register("copy_async", name="tma", priority=20,
-          when=[global_to_shared, has_barrier, single_thread, same_type, target_supports("tma")])
+          when=[copies("shared", "global", "a TMA load"), has_barrier, single_thread,
+                same_shape_and_type, target_supports("tma")])
 def lower_tma(ctx):
     """cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes per box."""
     mode = _swizzle_mode(ctx, "dst")
@@ -199,14 +182,6 @@ def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: st
             nvvm.cp_async_bulk_tensor_global_shared_cta(tmap, smem, coords)
 
 
-@predicate("shared_to_global")
-def shared_to_global(ctx):
-    dst, src = ctx.buffer("dst").scope, ctx.buffer("src").scope
-    if dst == "global" and src == "shared":
-        return None
-    return f"TMA stores copy shared memory to global memory; dst is in {dst}, src in {src}"
-
-
 @predicate("no_barrier")
 def no_barrier(ctx):
     if ctx.operand("barrier") is None:
@@ -227,7 +202,8 @@ def thread_scope(ctx):
 
 
 @register("copy_async", name="tma_store", priority=20,
-          when=[shared_to_global, no_barrier, thread_scope, same_type, target_supports("tma")])
+          when=[copies("global", "shared", "a TMA store"), no_barrier, thread_scope,
+                same_shape_and_type, target_supports("tma")])
 def lower_tma_store(ctx):
     """cp.async.bulk.tensor.2d.global.shared::cta.bulk_group per box; commit and wait with
     tile.async_commit / tile.async_wait of kind "bulk". Parts of a box past the global edges
