@@ -88,6 +88,26 @@ def test_the_kernel_language_does_not_import_lowering():
     assert {n: d for n, d in reaching.items() if d} == {}
 
 
+# The layers every pass builds on, lowest first (DESIGN.md, "Layers"): each imports only the
+# ones before it, never dispatch/, lowering/ or anything above.
+FOUNDATION = ("tilemlir.layout", "tilemlir.ir", "tilemlir.analysis")
+
+
+def _layer(module: str) -> str:
+    return ".".join(module.split(".")[:2])
+
+
+def test_the_foundation_layers_import_only_the_ones_below():
+    upward = {}
+    for name, deps in import_graph().items():
+        if _layer(name) in FOUNDATION:
+            allowed = FOUNDATION[:FOUNDATION.index(_layer(name)) + 1]
+            bad = sorted(m for m in deps if _layer(m) not in allowed)
+            if bad:
+                upward[name] = bad
+    assert upward == {}
+
+
 def test_the_checks_see_function_level_and_relative_imports():
     source = "from . import values\nfrom .values import KernelError\n" \
              "def f():\n    from tilemlir.lowering import buffers\n    import tilemlir.runtime\n"

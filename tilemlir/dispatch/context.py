@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from tilemlir.dispatch import threads
+from tilemlir.analysis import threads
 from tilemlir.ir.dialect import DISPATCHED
 from tilemlir.ir.types import BufferType, is_buffer_type, parse_buffer_type
 from tilemlir.target import Target

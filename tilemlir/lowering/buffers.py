@@ -22,6 +22,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm
 
+from tilemlir.analysis.values import ValueAnalysis
 from tilemlir.ir import emit
 from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import BufferType, parse_buffer_type
@@ -263,45 +264,6 @@ GLOBAL_ALIGNMENT = 16  # bytes; tile.global pointers are assumed 16-byte aligned
 SMEM_ALIGN = 1024      # bytes; tile-materialize aligns the shared pool tile.alloc_shared counts from
 
 
-def known_multiple(value: ir.Value, _depth: int = 0) -> int:
-    """A number `value` is known to be a multiple of (0: it is zero; 1: nothing known)."""
-    if _depth > 32:
-        return 1
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        parent = owner.owner
-        if parent is not None and parent.name == "scf.for" and value == owner.arguments[0]:
-            lower, step = parent.operands[0], parent.operands[2]
-            return math.gcd(known_multiple(lower, _depth + 1), known_multiple(step, _depth + 1))
-        return 1
-    name = owner.name
-    if name == "arith.constant":
-        attr = owner.attributes["value"]
-        return abs(ir.IntegerAttr(attr).value) if isinstance(attr, ir.IntegerAttr) else 1
-    operands = [known_multiple(v, _depth + 1) for v in list(owner.operands)[:2]]
-    if name == "arith.muli":
-        return operands[0] * operands[1]
-    if name in ("arith.addi", "arith.subi"):
-        return math.gcd(*operands)
-    if name == "arith.shli":
-        shift = _constant(owner.operands[1])
-        return operands[0] << shift if shift is not None else operands[0]
-    if name in ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi"):
-        return operands[0]
-    if name == "arith.select":
-        return math.gcd(known_multiple(owner.operands[1], _depth + 1),
-                        known_multiple(owner.operands[2], _depth + 1))
-    return 1
-
-
-def _constant(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
 def _dynamic_terms(ref: BufferRef):
     """Per dynamic slice offset: ([(extent, stride)] of its dim's memory iterators, value)."""
     for src, dim, value in ref.dynamic:
@@ -312,8 +274,9 @@ def _dynamic_terms(ref: BufferRef):
 def dynamic_multiple(ref: BufferRef) -> int:
     """A number the dynamic part of ref's base offset is known to be a multiple of (0: none)."""
     total = 0
+    analysis = ValueAnalysis()
     for iters, value in _dynamic_terms(ref):
-        mult = known_multiple(value)
+        mult = analysis.multiple(value)
         inner = math.prod(e for e, _ in iters[1:])
         if len(iters) == 1:
             term = mult * iters[0][1]

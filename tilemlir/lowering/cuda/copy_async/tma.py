@@ -29,12 +29,12 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import llvm, nvvm
 
+from tilemlir.analysis.threads import single_issuer_reason
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit
 from tilemlir.layout import SWIZZLE_MODES, swizzle_for
 from tilemlir.lowering import buffers, kernel_abi
 from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES
-from tilemlir.lowering.cuda.gemm_async.issuers import single_issuer_reason
 from tilemlir.lowering.cuda.predicates import copies, same_shape_and_type, target_supports
 
 MAX_BOX = 256

@@ -46,6 +46,7 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import llvm, nvvm
 
+from tilemlir.analysis.threads import single_issuer_reason
 from tilemlir.dispatch.registry import Predicate, Reject, predicate, register
 from tilemlir.ir import emit
 from tilemlir.layout import LayoutError
@@ -53,7 +54,6 @@ from tilemlir.layout.accumulators import tcgen05_accumulator_layout, tcgen05_lan
 from tilemlir.lowering import buffers
 from tilemlir.lowering.cuda.descriptors import Tcgen05InstrDescriptor, tcgen05_mma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
-from tilemlir.lowering.cuda.gemm_async.issuers import single_issuer_reason
 from tilemlir.lowering.cuda.predicates import operands_in, target_supports
 
 TMEM_COLUMNS = 512

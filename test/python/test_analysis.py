@@ -1,0 +1,105 @@
+"""The value analysis (tilemlir/analysis): each fact of a few index expressions, and the
+single-issuer proof built on per-thread values."""
+
+import pytest
+from mlir import ir
+
+from tilemlir.analysis.threads import analysis_of, single_issuer_reason, thread_dependent_branches
+from tilemlir.analysis.values import UNIFORM
+from tilemlir.ir.context import make_context
+
+KERNEL = '''
+gpu.module @m {
+  gpu.func @k(%n: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c4 = arith.constant 4 : index
+    %c16 = arith.constant 16 : index
+    %c32 = arith.constant 32 : index
+    %c5 = arith.constant 5 : index
+    %tid = gpu.thread_id x
+    %lane = arith.remui %tid, %c32 : index
+    %warp = arith.divui %tid, %c32 : index
+    %shifted = arith.shrui %tid, %c5 : index
+    %bid = gpu.block_id x
+    %row = arith.muli %bid, %c16 : index
+    %off = arith.addi %row, %c32 : index
+    %mixed = arith.addi %row, %n : index
+    %is_w0 = arith.cmpi eq, %warp, %c0 : index
+    %first = arith.cmpi ult, %tid, %c4 : index
+    scf.for %i = %c16 to %n step %c32 {
+      "test.use"(%i) : (index) -> ()
+    }
+    scf.if %is_w0 {
+      %e = "tile.elect_sync"() : () -> i1
+      scf.if %e {
+        "test.one"() : () -> ()
+      }
+      "test.warp"() : () -> ()
+    }
+    scf.if %first {
+      "test.four"() : () -> ()
+    }
+    gpu.return
+  }
+}'''
+
+
+@pytest.fixture
+def kernel():
+    with make_context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(KERNEL)
+        func = module.body.operations[0].regions[0].blocks[0].operations[0]
+        ops = {}
+
+        def walk(op):
+            for region in op.regions:
+                for block in region.blocks:
+                    for inner in block.operations:
+                        ops.setdefault(inner.name, []).append(inner.operation)
+                        walk(inner)
+        walk(func)
+        values = {}
+        entry = func.regions[0].blocks[0]
+        names = ["c0", "c4", "c16", "c32", "c5", "tid", "lane", "warp", "shifted", "bid", "row",
+                 "off", "mixed", "is_w0", "first"]
+        for name, op in zip(names, entry.operations):
+            values[name] = op.result
+        values["n"] = entry.arguments[0]
+        values["i"] = ops["scf.for"][0].regions[0].blocks[0].arguments[0]
+        yield func, ops, values
+
+
+def test_granularity(kernel):
+    func, ops, v = kernel
+    a = analysis_of(ops["test.use"][0])
+    assert a.granularity(v["c16"]) == UNIFORM and a.granularity(v["bid"]) == UNIFORM
+    assert a.granularity(v["tid"]) == 1 and a.granularity(v["lane"]) == 1
+    assert a.granularity(v["warp"]) == 32 and a.granularity(v["shifted"]) == 32
+    assert a.granularity(v["is_w0"]) == 32 and a.granularity(v["mixed"]) == UNIFORM
+    assert a.granularity(v["i"]) == UNIFORM
+
+
+def test_known_multiple(kernel):
+    func, ops, v = kernel
+    a = analysis_of(ops["test.use"][0])
+    assert a.multiple(v["row"]) == 16 and a.multiple(v["off"]) == 16
+    assert a.multiple(v["mixed"]) == 1 and a.multiple(v["c0"]) == 0
+    assert a.multiple(v["i"]) == 16
+
+
+def test_per_thread_values(kernel):
+    func, ops, v = kernel
+    a = analysis_of(ops["test.use"][0])
+    assert a.values(v["warp"]).tolist() == [t // 32 for t in range(128)]
+    assert a.values(v["first"]).sum() == 4
+    assert a.values(v["bid"]) is None and a.values(v["mixed"]) is None
+
+
+def test_reaching_threads(kernel):
+    func, ops, v = kernel
+    assert single_issuer_reason(ops["test.one"][0]) is None
+    assert single_issuer_reason(ops["test.warp"][0], "a TMA copy").startswith(
+        "up to 32 threads of the 128-thread block reach the op, but a TMA copy is issued by one")
+    assert "up to 4 threads" in single_issuer_reason(ops["test.four"][0])
+    assert [b.granularity for b in thread_dependent_branches(ops["test.one"][0])] == [1, 32]
