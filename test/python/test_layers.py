@@ -108,9 +108,18 @@ def test_the_foundation_layers_import_only_the_ones_below():
     assert upward == {}
 
 
+def test_shared_lowering_code_does_not_import_the_variants():
+    """lowering/ (addresses, access plans, materialize) sits under lowering/cuda/, which uses it."""
+    variants = "tilemlir.lowering.cuda"
+    reaching = {name: sorted(m for m in deps if m.startswith(variants))
+                for name, deps in import_graph().items()
+                if name.startswith("tilemlir.lowering") and not name.startswith(variants)}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
 def test_the_checks_see_function_level_and_relative_imports():
     source = "from . import values\nfrom .values import KernelError\n" \
-             "def f():\n    from tilemlir.lowering import buffers\n    import tilemlir.runtime\n"
+             "def f():\n    from tilemlir.lowering import addresses\n    import tilemlir.runtime\n"
     assert imports_of("tilemlir.dsl.kernel", source) == {
-        "tilemlir.dsl.values", "tilemlir.lowering.buffers", "tilemlir.runtime"}
+        "tilemlir.dsl.values", "tilemlir.lowering.addresses", "tilemlir.runtime"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]

@@ -81,7 +81,7 @@ def _scope(value: ir.Value | None) -> str | None:
 
 def _shared_range(value: ir.Value) -> tuple[int, int] | None:
     """Bytes [lo, hi) of the pool that `value`'s root tile.alloc_shared covers, or None."""
-    from tilemlir.lowering.buffers import resolve
+    from tilemlir.ir.windows import resolve
     try:
         root = resolve(value).root
     except LayoutError:

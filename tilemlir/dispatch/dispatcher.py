@@ -43,7 +43,7 @@ def _format_failure(op_name: str, target: Target, tried: list[tuple[Variant, lis
 
 def _check_storage(ctx: DispatchContext) -> None:
     """Every buffer operand must lead to a root buffer (not, say, a function argument)."""
-    from tilemlir.lowering.buffers import resolve
+    from tilemlir.ir.windows import resolve
     for name in ctx.buffers():
         try:
             resolve(ctx.operand(name))

@@ -17,12 +17,13 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import llvm
 
-from tilemlir.ir import emit
+from tilemlir.analysis import alignment
+from tilemlir.ir import emit, windows
 from tilemlir.ir.types import parse_buffer_type
-from tilemlir.lowering import buffers
+from tilemlir.lowering import addresses
 
 SMEM_SYMBOL = "__tile_smem"
-_BUFFER_OPS = ("tile.slice", "tile.view") + buffers.ROOT_OPS
+_BUFFER_OPS = ("tile.slice", "tile.view") + windows.ROOT_OPS
 
 
 def _ensure_smem_global(gpu_module: ir.Operation) -> None:
@@ -34,7 +35,7 @@ def _ensure_smem_global(gpu_module: ir.Operation) -> None:
     with ir.InsertionPoint.at_block_begin(body), ir.Location.unknown():
         llvm.GlobalOp(ir.Type.parse("!llvm.array<0 x i8>"), SMEM_SYMBOL,
                       ir.Attribute.parse("#llvm.linkage<external>"),
-                      alignment=buffers.SMEM_ALIGN, addr_space=3)
+                      alignment=alignment.SMEM_ALIGN, addr_space=3)
 
 
 def _entry_block(op: ir.Operation) -> ir.Block:
@@ -130,16 +131,16 @@ def run_materialize(module: ir.Operation) -> list[tuple[ir.Location, str]]:
 
         for op in ops["tile.addr"]:
             with ir.InsertionPoint(op), op.location:
-                ref = buffers.resolve(op.operands[0])
+                ref = windows.resolve(op.operands[0])
                 coord = [emit.to_index(v) for v in list(op.operands)[1:]]
-                ptr = buffers.element_pointer(ref, coord, storage_of(ref.root))
+                ptr = addresses.element_pointer(ref, coord, storage_of(ref.root))
                 if ptr.type != op.results[0].type:
                     ptr = llvm.addrspacecast(op.results[0].type, ptr)
             op.results[0].replace_all_uses_with(ptr)
             op.erase()
         for op in ops["tile.storage"]:
             root = op.operands[0]
-            if isinstance(root.owner, ir.Block) or root.owner.name not in buffers.ROOT_OPS:
+            if isinstance(root.owner, ir.Block) or root.owner.name not in windows.ROOT_OPS:
                 problems.append((op.location, "tile.storage must take a root buffer (tile.global, "
                                               "tile.alloc_shared, tile.alloc_local or tile.tmem)"))
                 continue

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from tilemlir.dispatch.registry import Reject
+from tilemlir.ir import windows
 from tilemlir.ir.types import BufferType
 from tilemlir.layout import LayoutError
 
@@ -84,8 +85,7 @@ def slot_table(buf: BufferType, threads: int) -> np.ndarray:
 def register_ref(ctx, name: str):
     """The resolved register operand `name`; rejects a window at a dynamic offset, because
     register slots are static (every access names its slot at compile time)."""
-    from tilemlir.lowering import buffers
-    ref = buffers.resolve(ctx.operand(name))
+    ref = windows.resolve(ctx.operand(name))
     if ref.has_dynamic_offset:
         raise Reject(f"{name} is sliced at a dynamic offset; register slots must be static")
     return ref

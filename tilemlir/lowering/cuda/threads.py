@@ -13,7 +13,6 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
-import numpy as np
 from mlir import ir
 from mlir.dialects import arith, gpu
 
@@ -123,80 +122,6 @@ def owned_elements(layout: TileLayout, shape, env: ThreadEnv) -> Ownership:
         elements.append(OwnedElement(slot, coord))
     elements.sort(key=lambda e: e.slot)
     return Ownership(elements, guard)
-
-
-# ------------------------------------------------------------------------------ affine thread parts
-# A cooperative access (ldmatrix row addresses, the chunk a thread copies) puts thread t at an
-# offset that is, for every layout that matters, a sum of per-digit terms of t: lane bits that
-# step along a row, warp bits that step over rows, ... Fitting that form once lets the address be
-# built as one thread-dependent value (computed once, shared by all accesses through CSE) plus a
-# static displacement per access (folded into the instruction's immediate offset).
-
-@dataclass(frozen=True)
-class DigitField:
-    """((t // divisor) % extent) * weight; extent None: the top digit of t (no modulus)."""
-    divisor: int
-    extent: int | None
-    weight: int
-
-
-@dataclass(frozen=True)
-class ThreadAffine:
-    """value(t) - value(0) as a sum of digit fields of the thread index t."""
-    fields: tuple[DigitField, ...]
-
-    def evaluate(self, t):
-        total = t * 0
-        for f in self.fields:
-            digit = t // f.divisor
-            total = total + (digit if f.extent is None else digit % f.extent) * f.weight
-        return total
-
-    def emit(self, t: Index) -> Index:
-        total: Index = 0
-        for f in self.fields:
-            digit = emit.div(t, f.divisor)
-            if f.extent is not None:
-                digit = emit.rem(digit, f.extent)
-            total = emit.add(total, emit.mul(digit, f.weight))
-        return total
-
-
-def thread_radices(threads: int) -> list[int]:
-    """The digits a thread index is split into: its binary digits, then any odd factor left."""
-    radices = []
-    while threads % 2 == 0 and threads > 1:
-        radices.append(2)
-        threads //= 2
-    if threads > 1:
-        radices.append(threads)
-    return radices
-
-
-def fit_thread_affine(values) -> ThreadAffine | None:
-    """The digit fields reproducing `values[t] - values[0]` for every t, or None if there are none.
-
-    `values` holds one integer per thread index 0..len-1. Neighbouring digits whose weights
-    continue one another (weight' = radix * weight) merge into one field, so a lane stepping
-    along 8 rows becomes `(t % 8) * row_stride` rather than three bit terms.
-    """
-    values = np.asarray(values, dtype=np.int64)
-    count = len(values)
-    fields: list[list] = []
-    divisor = 1
-    for radix in thread_radices(count):
-        weight = int(values[divisor] - values[0])
-        last = fields[-1] if fields else None
-        if last is not None and last[2] * last[1] == weight:
-            last[1] *= radix                       # the same stride continues
-        else:
-            fields.append([divisor, radix, weight])
-        divisor *= radix
-    kept = tuple(DigitField(d, None if d * e == count else e, w) for d, e, w in fields if w)
-    fit = ThreadAffine(kept)
-    if not np.array_equal(fit.evaluate(np.arange(count, dtype=np.int64)), values - values[0]):
-        return None
-    return fit
 
 
 def scope_thread_index(threads: int, block: tuple[int, int, int]) -> Index:

@@ -27,8 +27,8 @@ from mlir import ir
 from mlir.dialects import arith, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
-from tilemlir.lowering import buffers
+from tilemlir.ir import emit, windows
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
 from tilemlir.lowering.cuda.predicates import no_replica
@@ -122,20 +122,20 @@ def _packed_pairs(ctx, mapping) -> list[int]:
 
 
 def _emit(ctx, mapping, pairs):
-    dst, src = buffers.resolve(ctx.operand("dst")), buffers.resolve(ctx.operand("src"))
-    d_base, s_base = buffers.storage(dst), buffers.storage(src)
+    dst, src = windows.resolve(ctx.operand("dst")), windows.resolve(ctx.operand("src"))
+    d_base, s_base = addresses.storage(dst), addresses.storage(src)
     to, elem = dst.type.elem, src.type.elem
     rn = ir.Attribute.parse("#nvvm.fp_rnd_mode<rn>")
     packed = set(pairs) | {s + 1 for s in pairs}
     for s in pairs:
-        lo = emit.load(elem, buffers.slot_pointer(src, s, s_base))
-        hi = emit.load(elem, buffers.slot_pointer(src, s + 1, s_base))
+        lo = emit.load(elem, addresses.slot_pointer(src, s, s_base))
+        hi = emit.load(elem, addresses.slot_pointer(src, s + 1, s_base))
         pair = PACKED[str(to)](emit.vector_type(2, to), hi, lo, rnd=rn)
-        emit.store(pair, buffers.slot_pointer(dst, mapping[s], d_base), align=2)
+        emit.store(pair, addresses.slot_pointer(dst, mapping[s], d_base), align=2)
     for s, d in sorted(mapping.items()):
         if s not in packed:
-            value = emit.load(elem, buffers.slot_pointer(src, s, s_base))
-            emit.store(_convert(value, to), buffers.slot_pointer(dst, d, d_base))
+            value = emit.load(elem, addresses.slot_pointer(src, s, s_base))
+            emit.store(_convert(value, to), addresses.slot_pointer(dst, d, d_base))
 
 
 @register("cast", name="elementwise", priority=0,

@@ -38,10 +38,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import nvvm
 
+from tilemlir.analysis import alignment
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers
+from tilemlir.lowering import accesses, addresses
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
                                                same_shape_and_type, target_supports)
@@ -81,7 +82,7 @@ class MatrixInstruction:
 class MatrixPlan:
     threads: int
     instructions: list[MatrixInstruction]
-    access: buffers.AccessPlan
+    access: accesses.AccessPlan
 
 
 # ------------------------------------------------------------------------------ predicates
@@ -199,7 +200,7 @@ def _instructions(matrices: list[Matrix], nthreads: int) -> list[MatrixInstructi
             if len(group) < count or any(m.trans != group[0].trans for m in group):
                 continue
             inst = MatrixInstruction(group)
-            if threads.fit_thread_affine(inst.thread_rows(nthreads)) is not None:
+            if accesses.fit_thread_affine(inst.thread_rows(nthreads)) is not None:
                 break
         else:
             raise Reject(f"the row addresses of the matrix in register slots {matrices[i].slot}, "
@@ -212,8 +213,8 @@ def _instructions(matrices: list[Matrix], nthreads: int) -> list[MatrixInstructi
 def plan(ctx, registers: str, memory: str) -> MatrixPlan:
     """The ldmatrix / stmatrix instructions moving `registers` from / to `memory`."""
     reg_ref = fragments.register_ref(ctx, registers)
-    mem_ref = buffers.resolve(ctx.operand(memory))
-    limit, why = buffers.vector_limit(mem_ref)
+    mem_ref = windows.resolve(ctx.operand(memory))
+    limit, why = alignment.vector_limit(mem_ref)
     if limit < ROW:
         raise Reject(f"matrix rows are 16 bytes, but the {memory} buffer only allows "
                      f"{limit}-element accesses: {why}")
@@ -224,10 +225,10 @@ def plan(ctx, registers: str, memory: str) -> MatrixPlan:
         table = fragments.slot_table(reg_ref.type, nthreads)
     except LayoutError as err:
         raise Reject(str(err))
-    matrices = _matrices(reg_ref.type, buffers.static_offsets(mem_ref), table,
+    matrices = _matrices(reg_ref.type, windows.static_offsets(mem_ref), table,
                          registers.upper())
     instructions = _instructions(matrices, nthreads)
-    access = buffers.plan_accesses(mem_ref, [i.thread_rows(nthreads) for i in instructions])
+    access = accesses.plan_accesses(mem_ref, [i.thread_rows(nthreads) for i in instructions])
     return MatrixPlan(nthreads, instructions, access)
 
 
@@ -241,16 +242,16 @@ def instruction_layout(inst: MatrixInstruction):
 
 def matrix_pointers(ctx, p: MatrixPlan, memory: str) -> list[ir.Value]:
     """The shared-memory address each thread supplies, per instruction."""
-    mem = buffers.resolve(ctx.operand(memory))
+    mem = windows.resolve(ctx.operand(memory))
     t = threads.scope_thread_index(p.threads, ctx.block_size)
-    return p.access.pointers(t, buffers.storage(mem))
+    return p.access.pointers(t, addresses.storage(mem))
 
 
 def _emit(ctx, p: MatrixPlan):
-    reg = buffers.resolve(ctx.operand("dst"))
+    reg = windows.resolve(ctx.operand("dst"))
     elem = reg.type.elem
     pair = emit.vector_type(2, elem)
-    reg_base = buffers.storage(reg)
+    reg_base = addresses.storage(reg)
     shape = ir.Attribute.parse(SHAPE)
     i32 = emit.i32()
     for inst, ptr in zip(p.instructions, matrix_pointers(ctx, p, "src")):
@@ -259,7 +260,7 @@ def _emit(ctx, p: MatrixPlan):
                                nvvm.LdStMatrixEltType.B16)
         for q, m in enumerate(inst.matrices):
             word = emit.extract_value(loaded, q, i32) if inst.count > 1 else loaded
-            emit.store(emit.bitcast(pair, word), buffers.slot_pointer(reg, m.slot, reg_base),
+            emit.store(emit.bitcast(pair, word), addresses.slot_pointer(reg, m.slot, reg_base),
                        align=2)
 
 

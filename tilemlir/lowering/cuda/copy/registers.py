@@ -22,9 +22,9 @@ from mlir import ir
 from mlir.dialects import scf
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda.predicates import same_shape_and_type
 from tilemlir.lowering.cuda.threads import ThreadEnv, owned_elements, thread_iterators
 
@@ -56,17 +56,17 @@ def scope_reaches(ctx):
 
 
 def _emit(ctx, reg_name: str, mem_name: str):
-    reg = buffers.resolve(ctx.operand(reg_name))
-    mem = buffers.resolve(ctx.operand(mem_name))
+    reg = windows.resolve(ctx.operand(reg_name))
+    mem = windows.resolve(ctx.operand(mem_name))
     env = ThreadEnv()
     owned = owned_elements(reg.layout, reg.shape, env)
-    reg_base, mem_base = buffers.storage(reg), buffers.storage(mem)
+    reg_base, mem_base = addresses.storage(reg), addresses.storage(mem)
     elem = reg.type.elem
 
     def body():
         for e in owned.elements:
-            reg_ptr = buffers.slot_pointer(reg, e.slot, reg_base)
-            mem_ptr = buffers.element_pointer(mem, e.coord, mem_base)
+            reg_ptr = addresses.slot_pointer(reg, e.slot, reg_base)
+            mem_ptr = addresses.element_pointer(mem, e.coord, mem_base)
             src_ptr, dst_ptr = (mem_ptr, reg_ptr) if reg_name == "dst" else (reg_ptr, mem_ptr)
             emit.store(emit.load(elem, src_ptr), dst_ptr)
 

@@ -29,8 +29,8 @@ from mlir import ir
 from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import predicate, register
-from tilemlir.ir import emit
-from tilemlir.lowering import buffers
+from tilemlir.ir import emit, windows
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda.copy.ldmatrix import (SHAPE, MatrixPlan, b16_elements,
                                                   instruction_layout, matrix_pointers, plan)
 from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
@@ -46,12 +46,12 @@ def registers_to_shared(ctx):
 
 
 def _emit(ctx, p: MatrixPlan):
-    reg = buffers.resolve(ctx.operand("src"))
+    reg = windows.resolve(ctx.operand("src"))
     pair = emit.vector_type(2, reg.type.elem)
-    reg_base = buffers.storage(reg)
+    reg_base = addresses.storage(reg)
     shape = ir.Attribute.parse(SHAPE)
     for inst, ptr in zip(p.instructions, matrix_pointers(ctx, p, "dst")):
-        words = [emit.bitcast(emit.i32(), emit.load(pair, buffers.slot_pointer(reg, m.slot,
+        words = [emit.bitcast(emit.i32(), emit.load(pair, addresses.slot_pointer(reg, m.slot,
                                                                                 reg_base),
                                                     align=2))
                  for m in inst.matrices]

@@ -48,10 +48,11 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import arith, scf
 
+from tilemlir.analysis import alignment
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers
+from tilemlir.lowering import accesses, addresses
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.copy.registers import (register_and_memory, register_side,
                                                    scope_reaches)
@@ -61,7 +62,7 @@ MAX_BYTES = 16
 BATCH = 8           # chunks in flight per thread before their stores (registers: 8 x 16 bytes)
 
 
-def _bytes(ref: buffers.BufferRef) -> int:
+def _bytes(ref: windows.BufferRef) -> int:
     return max(ref.type.elem_bits // 8, 1)
 
 
@@ -73,9 +74,9 @@ def vector_type(n: int, elem: ir.Type) -> ir.Type:
     return elem if n == 1 else emit.vector_type(n, elem)
 
 
-def _plan(ref, rows) -> buffers.AccessPlan:
+def _plan(ref, rows) -> accesses.AccessPlan:
     try:
-        return buffers.plan_accesses(ref, rows)
+        return accesses.plan_accesses(ref, rows)
     except LayoutError as err:
         raise Reject(str(err))
 
@@ -91,10 +92,10 @@ class RegisterRun:
 class RegisterPlan:
     threads: int
     runs: list[RegisterRun]
-    access: buffers.AccessPlan
+    access: accesses.AccessPlan
 
 
-def _register_threads(ctx, reg: buffers.BufferRef) -> int:
+def _register_threads(ctx, reg: windows.BufferRef) -> int:
     """The threads the copy is spread over: the scope's, or, at thread scope, those the
     register layout names (each thread moves what it keeps)."""
     if ctx.scope != "thread":
@@ -106,7 +107,7 @@ def _register_threads(ctx, reg: buffers.BufferRef) -> int:
 
 def plan_registers(ctx, reg_name: str, mem_name: str) -> RegisterPlan:
     reg = fragments.register_ref(ctx, reg_name)
-    mem = buffers.resolve(ctx.operand(mem_name))
+    mem = windows.resolve(ctx.operand(mem_name))
     nthreads = _register_threads(ctx, reg)
     try:
         table = fragments.slot_table(reg.type, nthreads)
@@ -117,8 +118,8 @@ def plan_registers(ctx, reg_name: str, mem_name: str) -> RegisterPlan:
         raise Reject("the threads keep different register slots (a partial layout)")
     if len(np.setdiff1d(np.arange(reg.type.size), table[held])):
         raise Reject("some elements are held by no thread of the op's scope")
-    pre = buffers.static_offsets(mem).reshape(-1)[np.where(held, table, 0)]
-    limit, _ = buffers.vector_limit(mem, MAX_BYTES)
+    pre = windows.static_offsets(mem).reshape(-1)[np.where(held, table, 0)]
+    limit, _ = alignment.vector_limit(mem, MAX_BYTES)
     slots = [int(s) for s in np.flatnonzero(held[0])]
     runs, i = [], 0
     while i < len(slots):
@@ -141,15 +142,15 @@ def _contiguous_run(slots, i, n, pre) -> bool:
 
 
 def _emit_registers(ctx, p: RegisterPlan, reg_name: str, mem_name: str):
-    reg = buffers.resolve(ctx.operand(reg_name))
-    mem = buffers.resolve(ctx.operand(mem_name))
+    reg = windows.resolve(ctx.operand(reg_name))
+    mem = windows.resolve(ctx.operand(mem_name))
     elem, width = reg.type.elem, _bytes(reg)
     t = threads.scope_thread_index(p.threads, ctx.block_size)
-    reg_base = buffers.storage(reg)
-    pointers = p.access.pointers(t, buffers.storage(mem))
+    reg_base = addresses.storage(reg)
+    pointers = p.access.pointers(t, addresses.storage(mem))
     for run, mem_ptr in zip(p.runs, pointers):
         vt = vector_type(run.n, elem)
-        reg_ptr = buffers.slot_pointer(reg, run.slot, reg_base)
+        reg_ptr = addresses.slot_pointer(reg, run.slot, reg_base)
         if reg_name == "dst":
             emit.store(emit.load(vt, mem_ptr, align=run.n * width), reg_ptr, align=width)
         else:
@@ -173,7 +174,7 @@ class ChunkPlan:
     n: int
     threads: int
     rounds: list[int]
-    access: list[buffers.AccessPlan]      # one per buffer, one access per round
+    access: list[accesses.AccessPlan]      # one per buffer, one access per round
     narrowed: str | None                  # why chunks are narrower than the row allows
 
 
@@ -186,7 +187,7 @@ def _chunk_width(refs, names, max_bytes) -> int:
     while last % n:
         n //= 2
     for ref, name in zip(refs, names):
-        chunks = buffers.static_offsets(ref).reshape(-1, n)
+        chunks = windows.static_offsets(ref).reshape(-1, n)
         bad = np.argwhere(chunks != chunks[:, :1] + np.arange(n))
         if len(bad):
             c, i = (int(x) for x in bad[0])
@@ -201,19 +202,19 @@ def _chunk_width(refs, names, max_bytes) -> int:
 
 def plan_chunks(ctx, names, nthreads: int, max_bytes: int = MAX_BYTES) -> ChunkPlan:
     """How `nthreads` threads move the buffers `names` (same shape) chunk by chunk."""
-    refs = [buffers.resolve(ctx.operand(name)) for name in names]
+    refs = [windows.resolve(ctx.operand(name)) for name in names]
     n = _chunk_width(refs, [name.upper() for name in names], max_bytes)
     narrowed = None
     for ref, name in zip(refs, names):
-        limit, why = buffers.vector_limit(ref, max_bytes)
+        limit, why = alignment.vector_limit(ref, max_bytes)
         if limit < n:
             n, narrowed = limit, f"{name} allows {limit}-element accesses: {why}"
-        starts = buffers.static_offsets(ref).reshape(-1)[::n]
+        starts = windows.static_offsets(ref).reshape(-1)[::n]
         while (starts % n).any():
             n //= 2
             narrowed = f"{name}'s chunks start {n}-element aligned only"
-            starts = buffers.static_offsets(ref).reshape(-1)[::n]
-    starts = [buffers.static_offsets(ref).reshape(-1)[::n] for ref in refs]
+            starts = windows.static_offsets(ref).reshape(-1)[::n]
+    starts = [windows.static_offsets(ref).reshape(-1)[::n] for ref in refs]
     count = len(starts[0])
     rounds = [min(nthreads, count - j) for j in range(0, count, nthreads)]
     access = [_plan(ref, [s[j * nthreads:j * nthreads + r] for j, r in enumerate(rounds)])
@@ -225,7 +226,7 @@ def chunk_rounds(ctx, p: ChunkPlan, names, body):
     """Builds `body([pointers of each round of the batch] per buffer)` for batches of rounds;
     a round in which only some threads take part is built alone, under scf.if."""
     t = threads.scope_thread_index(p.threads, ctx.block_size)
-    pointers = [a.pointers(t, buffers.storage(buffers.resolve(ctx.operand(name))))
+    pointers = [a.pointers(t, addresses.storage(windows.resolve(ctx.operand(name))))
                 for a, name in zip(p.access, names)]
     full = [j for j, r in enumerate(p.rounds) if r == p.threads]
     for start in range(0, len(full), BATCH):

@@ -29,11 +29,16 @@ import numpy as np
 from mlir import ir
 from mlir.dialects import llvm, nvvm
 
+from tilemlir.analysis.alignment import root_alignment
 from tilemlir.analysis.threads import single_issuer_reason
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
+from tilemlir.ir.types import parse_buffer_type
+from tilemlir.ir.windows import dynamic_offset_choices, resolve, static_offsets, window_ops
 from tilemlir.layout import SWIZZLE_MODES, swizzle_for
-from tilemlir.lowering import buffers, kernel_abi
+from tilemlir.lowering import kernel_abi
+from tilemlir.lowering.addresses import dynamic_offset, storage
 from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES
 from tilemlir.lowering.cuda.predicates import copies, same_shape_and_type, target_supports
 
@@ -69,7 +74,7 @@ def _swizzle_mode(ctx, name: str) -> str:
 def _boxes(ctx, name: str, mode: str):
     """[(row0, col0, shared offset)] of each box and the box shape, checked against the layout
     of shared operand `name`."""
-    ref = buffers.resolve(ctx.operand(name))
+    ref = resolve(ctx.operand(name))
     if len(ref.shape) != 2:
         raise Reject(f"{name} has rank {len(ref.shape)}; TMA copies here are 2-D tiles")
     rows, cols = ref.shape
@@ -83,7 +88,7 @@ def _boxes(ctx, name: str, mode: str):
         raise Reject(f"{name} has {rows} rows: more than {MAX_BOX} must be a multiple of {MAX_BOX}")
     if width * ebytes % 16:
         raise Reject(f"{name} rows are {width * ebytes} bytes; a TMA box row is a multiple of 16")
-    offsets = buffers.static_offsets(ref)
+    offsets = static_offsets(ref)
     repeat = SWIZZLE_REPEAT_BYTES.get(mode, 128) // ebytes
     r, c = np.indices(box)
     starts = []
@@ -98,11 +103,11 @@ def _boxes(ctx, name: str, mode: str):
                 raise Reject(f"the box at ({r0}, {c0}) starts at element {int(chunk[0, 0])} of "
                              f"shared memory, off the {repeat * ebytes}-byte {mode} repeat")
             starts.append((r0, c0, int(chunk[0, 0])))
-    root_offset = buffers.root_alignment(ref)
+    root_offset = root_alignment(ref)
     if root_offset % (repeat * ebytes):
         raise Reject(f"{name}'s shared buffer is aligned to {root_offset} bytes, not to the "
                      f"{repeat * ebytes}-byte {mode} repeat")
-    for values in buffers.dynamic_offset_choices(ctx.operand(name), "m"):
+    for values in dynamic_offset_choices(ctx.operand(name), "m"):
         off = next((v for v in values if v % repeat), None)
         if off is not None:
             raise Reject(f"a dynamic slice offset can move {name} by {off * ebytes} bytes, off the "
@@ -113,17 +118,17 @@ def _boxes(ctx, name: str, mode: str):
 def _global_window(ctx, name: str):
     """(kernel parameter index, [start terms per dim]) of the global window `name`."""
     value = ctx.operand(name)
-    windows = list(buffers._window_ops(value))
+    windows = list(window_ops(value))
     if any(op.name == "tile.view" for op in windows):
         raise Reject("src is a tile.view of a global buffer; TMA reads windows of the buffer "
                      "itself (tile.slice)")
-    ref = buffers.resolve(value)
+    ref = resolve(value)
     root = ref.root.owner
     pointer = root.operands[0]
     if not isinstance(pointer.owner, ir.Block) or \
             pointer.owner.owner.operation.name != "gpu.func":
         raise Reject("src's global buffer is not a kernel parameter, so it has no tensor map")
-    root_type = buffers.parse_buffer_type(ref.root.type)
+    root_type = parse_buffer_type(ref.root.type)
     if len(root_type.shape) != len(ref.shape):
         raise Reject("src drops dimensions of its global buffer; TMA boxes keep the rank")
     row_bytes = root_type.shape[-1] * root_type.elem_bits // 8
@@ -136,7 +141,7 @@ def _global_window(ctx, name: str):
         offs = ir.DenseI64ArrayAttr(op.attributes["static_offsets"])
         dyn = iter(list(op.operands)[1:])
         for d in range(len(offs)):
-            starts[d].append(next(dyn) if offs[d] == buffers.DYNAMIC_OFFSET else offs[d])
+            starts[d].append(next(dyn) if offs[d] == DYNAMIC_OFFSET else offs[d])
     return ir.BlockArgument(pointer).arg_number, starts
 
 
@@ -166,9 +171,9 @@ def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: st
     """One TMA copy per box, loads (shared == "dst") or stores (shared == "src")."""
     swizzle = _SWIZZLE_WIDTH.get(mode, 0)
     tmap = kernel_abi.tensor_map_argument(ctx.op, param, box, swizzle)
-    ref = buffers.resolve(ctx.operand(shared))
-    base = buffers.storage(ref)
-    dyn = buffers.dynamic_offset(ref)
+    ref = resolve(ctx.operand(shared))
+    base = storage(ref)
+    dyn = dynamic_offset(ref)
     barrier = ctx.operand("barrier")
     if barrier is not None and barrier.type == emit.ptr():   # generic: TMA wants shared
         barrier = llvm.addrspacecast(emit.ptr(3), barrier)

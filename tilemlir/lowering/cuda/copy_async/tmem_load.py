@@ -36,9 +36,9 @@ from mlir import ir
 from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import buffers
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.predicates import same_shape_and_type, target_supports
 from tilemlir.lowering.cuda.threads import ThreadEnv
@@ -105,11 +105,11 @@ def _source_lane(ctx) -> int:
         raise Reject(f"src[{r}, {c}] is at TMEM lane {int(lane[r, c])}, column "
                      f"{int(col[r, c])}: tcgen05.ld .32x32b needs rows on consecutive lanes and "
                      f"columns on consecutive columns (S[(R, N):(1@TLane, 1@TCol)])")
-    if any(v for choices in buffers.dynamic_offset_choices(ctx.operand("src"), "TLane")
+    if any(v for choices in windows.dynamic_offset_choices(ctx.operand("src"), "TLane")
            for v in choices):
         raise Reject("a dynamic slice offset moves src across TMEM lanes; a warp's lanes are "
                      "fixed, only columns may move")
-    dropped = buffers.view_offsets(buffers.resolve(ctx.operand("src")))
+    dropped = windows.view_offsets(windows.resolve(ctx.operand("src")))
     last_col = int(col.max()) + dropped.get("TCol", 0)
     if last_col >= TMEM_COLUMNS:
         raise Reject(f"src reaches TMEM column {last_col}; tensor memory has {TMEM_COLUMNS} "
@@ -172,15 +172,15 @@ def _as(type_: ir.Type, bits: ir.Value) -> ir.Value:
 
 
 def _emit(ctx, slots: list[int]):
-    src = buffers.resolve(ctx.operand("src"))
-    dst = buffers.resolve(ctx.operand("dst"))
+    src = windows.resolve(ctx.operand("src"))
+    dst = windows.resolve(ctx.operand("dst"))
     elem = dst.type.elem
-    address = buffers.tmem_address(src, [0, 0])
+    address = addresses.tmem_address(src, [0, 0])
     if ctx.scope == "warpgroup":
         warp = ThreadEnv().axis("wid_in_wg")
         address = arith.addi(address, emit.to_i32(emit.mul(warp, WARP_ROWS << 16)))
     shape = ir.Attribute.parse(SHAPE_32X32B)
-    base = buffers.storage(dst)
+    base = addresses.storage(dst)
     for first, count in column_chunks(len(slots)):
         chunk = arith.addi(address, emit.const_i32(first)) if first else address
         pointer = llvm.inttoptr(emit.ptr(6), chunk)
@@ -191,7 +191,7 @@ def _emit(ctx, slots: list[int]):
             vector = _as(emit.vector_type(count, elem), bits)
             values = [emit.extract_element(vector, j) for j in range(count)]
         for j, value in enumerate(values):
-            emit.store(value, buffers.slot_pointer(dst, slots[first + j], base))
+            emit.store(value, addresses.slot_pointer(dst, slots[first + j], base))
 
 
 @register("copy_async", name="tcgen05.ld", priority=10,

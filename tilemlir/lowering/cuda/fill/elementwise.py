@@ -28,8 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from tilemlir.dispatch.registry import predicate, register
-from tilemlir.ir import emit
-from tilemlir.lowering import buffers
+from tilemlir.ir import emit, windows
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
 from tilemlir.lowering.cuda.predicates import no_replica
@@ -58,11 +58,11 @@ def scope_reaches(ctx):
 
 
 def _emit_registers(ctx, slots):
-    dst = buffers.resolve(ctx.operand("dst"))
-    base = buffers.storage(dst)
+    dst = windows.resolve(ctx.operand("dst"))
+    base = addresses.storage(dst)
     value = ctx.operand("value")
     for s in slots:
-        emit.store(value, buffers.slot_pointer(dst, s, base))
+        emit.store(value, addresses.slot_pointer(dst, s, base))
 
 
 def _emit_memory(ctx, p: ChunkPlan):
@@ -81,7 +81,7 @@ def _emit_memory(ctx, p: ChunkPlan):
                                                         no_replica])
 def lower_fill(ctx):
     """Registers: every slot of the calling thread; memory: vector stores spread over the scope."""
-    dst = buffers.resolve(ctx.operand("dst"))
+    dst = windows.resolve(ctx.operand("dst"))
     if dst.scope == "local":
         fragments.register_ref(ctx, "dst")
         slots = np.unique(dst.layout.evaluate_all(dst.shape).get("m", np.zeros(1, np.int64)))

@@ -31,8 +31,8 @@ from mlir import ir
 from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
-from tilemlir.lowering import buffers
+from tilemlir.ir import emit, windows
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
 
@@ -301,13 +301,13 @@ def _packed(values: list[ir.Value], input_type: str) -> ir.Value:
 
 def _emit(ctx, p: MmaPlan):
     inst = p.inst
-    refs = {n: buffers.resolve(ctx.operand(n)) for n in "abcd"}
-    base = {n: buffers.storage(r) for n, r in refs.items()}
+    refs = {n: windows.resolve(ctx.operand(n)) for n in "abcd"}
+    base = {n: addresses.storage(r) for n, r in refs.items()}
     f32 = ir.F32Type.get()
     in_type = refs["a"].type.elem
 
     def load(name, slot, type_):
-        return emit.load(type_, buffers.slot_pointer(refs[name], slot, base[name]))
+        return emit.load(type_, addresses.slot_pointer(refs[name], slot, base[name]))
 
     acc_type = emit.struct([f32] * 4)
     shape_attr = ir.Attribute.parse(f"#nvvm.shape<m = {inst.m}, n = {inst.n}, k = {inst.k}>")
@@ -328,7 +328,7 @@ def _emit(ctx, p: MmaPlan):
                                 multiplicand_b_ptx_type=ptx_type)
             acc = [emit.extract_value(res, i, f32) for i in range(4)]
         for slot, value in zip(step.d_slots, acc):
-            emit.store(value, buffers.slot_pointer(refs["d"], slot, base["d"]))
+            emit.store(value, addresses.slot_pointer(refs["d"], slot, base["d"]))
     return None
 
 

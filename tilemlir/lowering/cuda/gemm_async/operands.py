@@ -20,10 +20,10 @@ from mlir import ir
 from mlir.dialects import arith, llvm
 
 from tilemlir.dispatch.registry import Reject, predicate
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.ir.types import BufferType
 from tilemlir.layout import SWIZZLE_MODES, LayoutError, mma_shared_layout, swizzle_for
-from tilemlir.lowering import buffers
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES, KMajorTile, advance_descriptor
 
 MMA_K = 16                      # K of one f16 / bf16 MMA instruction (32 bytes)
@@ -139,7 +139,7 @@ def smem_operand(ctx, name: str) -> SmemOperand:
 def _check_alignment(ctx, name: str, mode: str) -> None:
     """The tile starts on its swizzle repeat (16 bytes for "none"), whatever its dynamic offsets."""
     value = ctx.operand(name)
-    ref = buffers.resolve(value)
+    ref = windows.resolve(value)
     bytes_per = ref.type.elem_bits // 8
     repeat = SWIZZLE_REPEAT_BYTES.get(mode, 16)
     root = ref.root.owner
@@ -149,7 +149,7 @@ def _check_alignment(ctx, name: str, mode: str) -> None:
         raise Reject(f"{name.upper()} starts at byte {start} of shared memory, not on the "
                      f"{repeat}-byte repeat of the {mode} layout (the descriptor's base offset "
                      f"would be non-zero)")
-    for values in buffers.dynamic_offset_choices(value, "m"):
+    for values in windows.dynamic_offset_choices(value, "m"):
         off = next((v * bytes_per for v in values if v * bytes_per % repeat), None)
         if off is not None:
             raise Reject(f"a dynamic slice offset can move {name.upper()} by {off} bytes, off "
@@ -159,8 +159,8 @@ def _check_alignment(ctx, name: str, mode: str) -> None:
 # ------------------------------------------------------------------------------ emission
 def start_field(value: ir.Value) -> ir.Value:
     """i64 (address & 0x3FFFF) >> 4 of the tile's first element: the descriptor's start field."""
-    ref = buffers.resolve(value)
-    address = llvm.ptrtoint(emit.i64(), buffers.element_pointer(ref, [0, 0]))
+    ref = windows.resolve(value)
+    address = llvm.ptrtoint(emit.i64(), addresses.element_pointer(ref, [0, 0]))
     masked = arith.andi(address, emit.const(_START_MASK, emit.i64()))
     return arith.shrui(masked, emit.const(4, emit.i64()))
 

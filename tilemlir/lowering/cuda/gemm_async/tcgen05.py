@@ -48,10 +48,10 @@ from mlir.dialects import llvm, nvvm
 
 from tilemlir.analysis.threads import single_issuer_reason
 from tilemlir.dispatch.registry import Predicate, Reject, predicate, register
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
 from tilemlir.layout.accumulators import tcgen05_accumulator_layout, tcgen05_lane_alignments
-from tilemlir.lowering import buffers
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda.descriptors import Tcgen05InstrDescriptor, tcgen05_mma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
 from tilemlir.lowering.cuda.predicates import operands_in, target_supports
@@ -85,7 +85,7 @@ def shape_error(m: int, n: int, group: int) -> str | None:
 def check_accumulator(ctx, m: int, n: int, group: int) -> None:
     """D's TMEM lanes and columns are those tcgen05.mma writes; raises Reject otherwise."""
     d = ctx.buffer("d")
-    ref = buffers.resolve(ctx.operand("d"))
+    ref = windows.resolve(ctx.operand("d"))
     expected = tcgen05_accumulator_layout(m, n, group)
     other = [a for a in d.layout.axes() if a not in ("TLane", "TCol")]
     if other:
@@ -103,7 +103,7 @@ def check_accumulator(ctx, m: int, n: int, group: int) -> None:
                      f"but tcgen05.mma M={m} cta_group::{group} writes it at lane "
                      f"{lane0 + int(want['TLane'][r, c])}, column {col0 + int(want['TCol'][r, c])} "
                      f"(D's layout must be {expected} from its first element)")
-    dropped = buffers.view_offsets(ref)
+    dropped = windows.view_offsets(ref)
     last_col = int(col.max()) + dropped.get("TCol", 0)
     if last_col >= TMEM_COLUMNS:
         raise Reject(f"D reaches TMEM column {last_col}; tensor memory has {TMEM_COLUMNS} columns")
@@ -112,7 +112,7 @@ def check_accumulator(ctx, m: int, n: int, group: int) -> None:
     if base_lane not in allowed:
         raise Reject(f"D starts at TMEM lane {base_lane}; tcgen05.mma M={m} "
                      f"cta_group::{group} needs lane {' or '.join(map(str, allowed))}")
-    if any(v for choices in buffers.dynamic_offset_choices(ctx.operand("d"), "TLane")
+    if any(v for choices in windows.dynamic_offset_choices(ctx.operand("d"), "TLane")
            for v in choices):
         raise Reject("a dynamic slice offset moves D across TMEM lanes; only columns may move")
 
@@ -121,8 +121,8 @@ def check_accumulator(ctx, m: int, n: int, group: int) -> None:
 def _emit(ctx, a: operands.SmemOperand, b: operands.SmemOperand, idesc: int, group: int):
     a_start = operands.start_field(ctx.operand("a"))
     b_start = operands.start_field(ctx.operand("b"))
-    d_ref = buffers.resolve(ctx.operand("d"))
-    d_tmem = llvm.inttoptr(emit.ptr(6), buffers.tmem_address(d_ref, [0, 0]))
+    d_ref = windows.resolve(ctx.operand("d"))
+    d_tmem = llvm.inttoptr(emit.ptr(6), addresses.tmem_address(d_ref, [0, 0]))
     idesc_value = emit.const_i32(idesc)
     kind = ir.Attribute.parse("#nvvm.tcgen05_mma_kind<f16>")
     cta = ir.Attribute.parse(f"#nvvm.cta_group<cta_{group}>")

@@ -49,9 +49,9 @@ from mlir import ir
 from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
-from tilemlir.ir import emit
+from tilemlir.ir import emit, windows
 from tilemlir.layout.accumulators import WGMMA_M, wgmma_accumulator_layout
-from tilemlir.lowering import buffers
+from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments as register_fragments
 from tilemlir.lowering.cuda.descriptors import wgmma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
@@ -109,13 +109,13 @@ def _initial_accumulators(ctx, d_ref, slots, acc_type):
     zero = emit.const(0.0, f32)
     accum = ctx.operand("accum")
     known = operands.static_bool(accum)
-    base = buffers.storage(d_ref)
+    base = addresses.storage(d_ref)
     accumulators = []
     for block_slots in slots:
         if known is False:
             values = [zero] * len(block_slots)
         else:
-            values = [emit.load(f32, buffers.slot_pointer(d_ref, s, base)) for s in block_slots]
+            values = [emit.load(f32, addresses.slot_pointer(d_ref, s, base)) for s in block_slots]
             if known is None:
                 values = [arith.select(accum, v, zero) for v in values]
         acc = llvm.mlir_undef(acc_type)
@@ -127,7 +127,7 @@ def _initial_accumulators(ctx, d_ref, slots, acc_type):
 
 def _emit(ctx, a: operands.SmemOperand, b: operands.SmemOperand, slots, n: int):
     f32 = ir.F32Type.get()
-    d_ref = buffers.resolve(ctx.operand("d"))
+    d_ref = windows.resolve(ctx.operand("d"))
     acc_type = emit.struct([f32] * (n // 2))
     accumulators = _initial_accumulators(ctx, d_ref, slots, acc_type)
     a_start = operands.start_field(ctx.operand("a"))
@@ -146,10 +146,10 @@ def _emit(ctx, a: operands.SmemOperand, b: operands.SmemOperand, slots, n: int):
                                        nvvm.MMALayout.row, nvvm.MMALayout.col)
         results.append(acc)
     nvvm.wgmma_commit_group_sync_aligned()
-    base = buffers.storage(d_ref)
+    base = addresses.storage(d_ref)
     for acc, block_slots in zip(results, slots):
         for i, s in enumerate(block_slots):
-            emit.store(emit.extract_value(acc, i, f32), buffers.slot_pointer(d_ref, s, base))
+            emit.store(emit.extract_value(acc, i, f32), addresses.slot_pointer(d_ref, s, base))
 
 
 @register("gemm_async", name="wgmma", priority=10,
