@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilemlir.dispatch.context import OPERANDS
-from tilemlir.ir.types import is_buffer_type, parse_buffer_type
+from tilemlir.ir.types import BufferType, is_buffer_type, parse_buffer_type
 from tilemlir.layout import LayoutError
 
 FIX = ("add T.ptx.fence.proxy_async() after the write, before the barrier that orders it "
@@ -73,24 +73,43 @@ def _operand(op: ir.Operation, name: str) -> ir.Value | None:
     return op.operands[i] if i < len(op.operands) else None
 
 
-def _scope(value: ir.Value | None) -> str | None:
+def _buffer(value: ir.Value | None) -> BufferType | None:
+    """The buffer type of `value`, or None where it is not one or is malformed (tile-dispatch
+    verifies buffer types and reports those)."""
     if value is None or not is_buffer_type(value.type):
         return None
-    return parse_buffer_type(value.type).scope
+    try:
+        buf = parse_buffer_type(value.type)
+        buf.layout.checked_shape(buf.shape)
+    except (LayoutError, ValueError):
+        return None
+    return buf
+
+
+def _scope(value: ir.Value | None) -> str | None:
+    buf = _buffer(value)
+    return buf.scope if buf else None
+
+
+def _root(value: ir.Value) -> ir.Value:
+    """The buffer a chain of windows (tile.slice, tile.view) starts from."""
+    while not isinstance(value.owner, ir.Block) and value.owner.name in ("tile.slice",
+                                                                         "tile.view"):
+        value = value.owner.operands[0]
+    return value
 
 
 def _shared_range(value: ir.Value) -> tuple[int, int] | None:
     """Bytes [lo, hi) of the pool that `value`'s root tile.alloc_shared covers, or None."""
-    from tilemlir.ir.windows import resolve
-    try:
-        root = resolve(value).root
-    except LayoutError:
-        return None
+    root = _root(value)
     owner = root.owner
-    if owner.name != "tile.alloc_shared" or "offset" not in owner.attributes:
+    buf = _buffer(root)
+    if buf is None or isinstance(owner, ir.Block) or owner.name != "tile.alloc_shared":
         return None
-    buf = parse_buffer_type(root.type)
-    lo = ir.IntegerAttr(owner.attributes["offset"]).value
+    offset = owner.attributes["offset"] if "offset" in owner.attributes else None
+    if not isinstance(offset, ir.IntegerAttr):
+        return None
+    lo = ir.IntegerAttr(offset).value
     return lo, lo + -(-max(buf.layout.span("m"), 1) * buf.elem_bits // 8)
 
 
