@@ -85,6 +85,11 @@ def _cases() -> list[Case]:
               Case(wgmma + "3", hopper, (128, 128, 1024)),
               Case(wgmma + "3", hopper, (256, 256, 256)),
               Case(wgmma + "3", hopper, (4096, 4096, 4096))]
+    # test/Target/hgemm-blackwell-ptx.mlir
+    blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
+    cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),
+              Case(blackwell + "5", ("sm_100a",), (1024, 1024, 1024)),
+              Case(blackwell + "6", ("sm_100a",), (4096, 4096, 1024))]
     return cases
 
 

@@ -1,0 +1,57 @@
+"""hgemm_blackwell.py's steps compile to sm_100a PTX (and pass the proxy-fence check, which
+tile-to-ptx runs first), and each factory rejects configurations it cannot build with a
+message naming the parameter. No Blackwell GPU here: nothing runs (test/Target/
+hgemm-blackwell-ptx.mlir checks the PTX and assembles it with ptxas)."""
+
+import pytest
+
+import tilemlir
+from tilemlir.kernels import hgemm_blackwell as bw
+from tilemlir.kernels.hgemm_blackwell import ShapeError
+
+FACTORIES = [bw.hgemm_v4, bw.hgemm_v5, bw.hgemm_v6]
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("shape,kwargs", [
+    ((256, 512, 1000), {}),                                        # ragged K: TMA zero-fills
+    ((256, 256, 512), dict(dtype="bfloat16", BN=128, STAGES=6, EPI_N=32)),
+], ids=["f16-256x512x1000", "bf16-BN128"])
+def test_compiles_for_sm100a(factory, shape, kwargs):
+    ptx = tilemlir.compile(factory(*shape, **kwargs), target="sm_100a", cache=False).ptx
+    assert ".target sm_100a" in ptx
+    assert "cp.async.bulk.tensor.2d" in ptx
+    assert "tcgen05.mma.cta_group::1.kind::f16" in ptx
+    assert "tcgen05.fence::after_thread_sync" in ptx
+
+
+@pytest.mark.parametrize("factory,columns", [(bw.hgemm_v5, 128), (bw.hgemm_v6, 256)],
+                         ids=["v5-one", "v6-two"])
+def test_tmem_holds_one_or_two_accumulators(factory, columns):
+    ptx = tilemlir.compile(factory(4096, 4096, 256, BN=128), target="sm_100a", cache=False).ptx
+    assert f", {columns};\n\ttcgen05.alloc.cta_group::1.sync.aligned.shared::cta.b32" in ptx
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("args,kwargs,message", [
+    ((256, 256, 256), dict(dtype="float32"), "dtype must be one of ('float16', 'bfloat16')"),
+    ((256, 256, 256), dict(BM=64), "BM=64 must be 128"),
+    ((256, 256, 256), dict(BN=200), "BN=200 must be a multiple of 16 up to 256"),
+    ((256, 256, 256), dict(BK=32), "BK must be 64"),
+    ((256, 256, 256), dict(STAGES=1), "STAGES=1 must be at least 2"),
+    ((256, 256, 256), dict(STAGES=5), "5 stages of 49152 bytes exceed the 227 KiB"),
+    ((256, 256, 256), dict(EPI_N=48), "EPI_N=48 must be 16, 32, 64 or 128 and divide BN=256"),
+    ((200, 256, 256), {}, "M=200 is not a multiple of the tile's M extent 128"),
+    ((256, 384, 256), {}, "N=384 is not a multiple of the tile's N extent 256"),
+    ((256, 256, 260), {}, "K=260 must be a multiple of 8"),
+])
+def test_rejects_bad_configurations(factory, args, kwargs, message):
+    with pytest.raises(ShapeError) as info:
+        factory(*args, **kwargs)
+    assert message in str(info.value)
+    assert str(info.value).startswith(factory.__name__ + ":")
+
+
+def test_not_for_hopper():
+    with pytest.raises(Exception, match="tcgen05"):
+        tilemlir.compile(bw.hgemm_v5(256, 256, 256), target="sm_90a", cache=False)
