@@ -22,7 +22,9 @@ from tilemlir.target import DEFAULT_CHIP, Target, TargetError
 
 
 class PipelineError(ValueError):
-    pass
+    """A pass pipeline or pass option that cannot run (unknown pass or option, opt-level outside
+    0-3, a bad chip or PTX version, an upstream pipeline without its target); raised before
+    anything reaches MLIR, by tilemlir-opt and tilemlir.compile alike. The message names it."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +109,32 @@ def _option_target(options: dict) -> Target | None:
         raise PipelineError(str(err)) from None
 
 
+def _for_each_gpu_module(op: ir.Operation, fallback: Target, work) -> list:
+    """work(root, target) for each gpu.module with its own chip (for `op` itself when it holds
+    none); the problems of all."""
+    problems = []
+    gpu_modules = _gpu_modules(op)
+    for gpu_module in gpu_modules:
+        try:
+            target = _dispatch_target(gpu_module, fallback)
+        except TargetError as err:
+            problems.append((gpu_module.location, str(err)))
+            continue
+        problems += work(gpu_module, target)
+    if not gpu_modules:
+        problems += work(op, fallback)
+    return problems
+
+
+def _verify_pass(options):
+    fallback = _option_target(options) or Target.parse(DEFAULT_CHIP)
+
+    def tile_verify(op, pass_):
+        from tilemlir.dispatch.verify import verify_tile_ir
+        _report(_for_each_gpu_module(op, fallback, verify_tile_ir), pass_)
+    return [("py", tile_verify)]
+
+
 def _dispatch_pass(options):
     fallback = _option_target(options) or Target.parse(DEFAULT_CHIP)
 
@@ -117,18 +145,7 @@ def _dispatch_pass(options):
         def verified_dispatch(root, target):
             return verify_tile_ir(root, target) or run_dispatch(root, target)
 
-        problems = []
-        gpu_modules = _gpu_modules(op)
-        for gpu_module in gpu_modules:
-            try:
-                target = _dispatch_target(gpu_module, fallback)
-            except TargetError as err:
-                problems.append((gpu_module.location, str(err)))
-                continue
-            problems += verified_dispatch(gpu_module, target)
-        if not gpu_modules:
-            problems += verified_dispatch(op, fallback)
-        _report(problems, pass_)
+        _report(_for_each_gpu_module(op, fallback, verified_dispatch), pass_)
     return [("py", tile_dispatch)]
 
 
@@ -240,6 +257,13 @@ TILE_PASSES = {
                  "#nvvm.target, else sm_90a)",
          "ptx": "PTX ISA version as an integer, e.g. 80 (default: the chip's minimum)"},
         _dispatch_pass),
+    "tile-verify": PassInfo(
+        "tile-verify", "check tile IR before anything reads it: slice and view bounds, shared "
+        "memory per chip, block and grid extents, TMEM columns, buffer types (tile-dispatch "
+        "runs it first as well)",
+        {"chip": "target chip (default: the gpu.module's #nvvm.target, else sm_90a)",
+         "ptx": "PTX ISA version as an integer"},
+        _verify_pass),
     "tile-materialize": PassInfo(
         "tile-materialize", "give tile buffers storage (pointers, allocas, TMEM addresses) "
         "and remove the buffer ops", {}, _materialize_pass),

@@ -198,6 +198,14 @@ CASES = [OptCase(f"rejected-{name}", ["in.mlir", "-o", "out.mlir", TO_PTX.format
                  {"in.mlir": ir, "out.mlir": b"kept\n"}, errors=("in.mlir:", words))
          for name, chip, ir, words in REJECTED]
 
+# The verifier's rejections come from tile-verify alone as well (what a pipeline puts before
+# any pass that reads tile IR).
+CASES += [OptCase(f"verify-{name}", ["in.mlir", "-o", "out.mlir",
+                                     f"--pass-pipeline=builtin.module(tile-verify{{chip={chip}}})"],
+                  {"in.mlir": ir, "out.mlir": b"kept\n"}, errors=("in.mlir:", words))
+          for name, chip, ir, words in REJECTED
+          if not name.startswith(("nvvm", "nvgpu", "target", "block-two-dims"))]
+
 # Valid neighbours of the rejected cases: still accepted (the checks are not too strict).
 ACCEPTED = [
     ("slice-last-window", "sm_80", slice_case("8, 8", W8)),

@@ -196,7 +196,8 @@ def feature_description(feature: str) -> str:
 
 
 class TargetError(ValueError):
-    pass
+    """A chip or PTX version tilemlir cannot compile for (raised by Target.parse, so by
+    tilemlir.compile(target=...) and by pass options); the message names the value."""
 
 
 @dataclass(frozen=True)
