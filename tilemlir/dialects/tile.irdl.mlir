@@ -270,11 +270,14 @@ irdl.dialect @tile {
     irdl.attributes { "ncols" = %ncols, "cta_group" = %group }
   }
 
-  // Makes `barrier` track the completion of the tcgen05 operations this thread issued.
+  // Makes `barrier` track the completion of the tcgen05 operations this thread issued. With
+  // `multicast` (an i16 mask of cluster CTA ranks), the barrier at the same shared-memory offset
+  // in each CTA of the mask is arrived at (cta_group 2: both CTAs of the pair).
   irdl.operation @tcgen05_commit {
     %bar = irdl.base "!llvm.ptr"
+    %mask = irdl.is i16
     %group = irdl.base "#builtin.integer"
-    irdl.operands(barrier: %bar)
+    irdl.operands(barrier: %bar, multicast: optional %mask)
     irdl.attributes { "cta_group" = %group }
   }
 
@@ -296,6 +299,19 @@ irdl.dialect @tile {
     %after = irdl.is "after_thread_sync"
     %kind = irdl.any_of(%before, %after)
     irdl.attributes { "kind" = %kind }
+  }
+
+  // ---------------------------------------------------------------- thread-block clusters
+  // This CTA's rank in its cluster (%cluster_ctarank).
+  irdl.operation @cluster_ctarank {
+    %r = irdl.is i32
+    irdl.results(rank: %r)
+  }
+
+  // barrier.cluster.arrive + barrier.cluster.wait: every thread of every CTA of the cluster
+  // (release / acquire at cluster scope: e.g. barriers initialised before a peer signals them,
+  // and no CTA exits while a peer may still access its shared memory).
+  irdl.operation @cluster_sync {
   }
 
   // ---------------------------------------------------------------- async groups (cp.async, wgmma, bulk)

@@ -40,6 +40,7 @@ class KernelBuilder:
         self.func = None
         self.entry = None
         self.grid: list[int] | None = None
+        self.cluster: list[int] | None = None
         self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
         self.pool = None
         self._tid = None
@@ -75,6 +76,8 @@ class KernelBuilder:
             attrs = self.func.operation.attributes
             attrs["known_block_size"] = ir.DenseI32ArrayAttr.get(list(block))
             attrs["tile.grid"] = ir.DenseI32ArrayAttr.get(list(self.grid_size()))
+            if self.cluster is not None:
+                attrs["tile.cluster"] = ir.DenseI32ArrayAttr.get(self._cluster_size())
         return self.module
 
     # ------------------------------------------------------------------ launch shape
@@ -84,6 +87,27 @@ class KernelBuilder:
         if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
             raise KernelError(f"the grid must be 1 to 3 positive integers, got {list(dims)}")
         self.grid = list(dims)
+
+    def set_cluster(self, dims: list[int]) -> None:
+        if self.cluster is not None and list(dims) != self.cluster:
+            raise KernelError(f"the cluster shape is declared twice: {self.cluster} and "
+                              f"{list(dims)}")
+        if not 1 <= len(dims) <= 3:
+            raise KernelError(f"the cluster shape is 1 to 3 extents, got {list(dims)}")
+        self.cluster = list(dims)
+
+    def _cluster_size(self) -> list[int]:
+        """The cluster shape as 3 extents, checked against the grid (the launch needs whole
+        clusters) and the portable limit of 8 CTAs."""
+        cluster = self.cluster + [1] * (3 - len(self.cluster))
+        grid = self.grid_size()
+        if any(g % c for g, c in zip(grid, cluster)):
+            raise KernelError(f"the grid {list(grid)} is not made of whole clusters of "
+                              f"{cluster}")
+        if cluster[0] * cluster[1] * cluster[2] > 8:
+            raise KernelError(f"a cluster of {cluster} has more than 8 CTAs (the portable "
+                              f"cluster size)")
+        return cluster
 
     def grid_size(self) -> tuple[int, int, int]:
         g = (self.grid or [1]) + [1] * (3 - len(self.grid or [1]))

@@ -126,6 +126,12 @@ def cta_id(dims):
     return ids[0] if len(ids) == 1 else tuple(ids)
 
 
+def cluster_shape(dims) -> None:
+    """Launches the CTAs in thread-block clusters of `dims` (1 to 3 extents dividing the
+    grid's): recorded as the gpu.func attribute `tile.cluster`, which the runtime launches with."""
+    current().set_cluster(_dims(dims, "T.cluster_shape"))
+
+
 def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:
     (extent,) = _dims(dims, f"T.{level}_id")
     current().declare_threads(level, extent)

@@ -139,8 +139,17 @@ class _Tcgen05:
         addr = as_scalar(address, emit.i32()).value
         _op("tmem_dealloc", [addr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
 
-    def commit(self, barrier_ptr, cta_group: int = 1) -> None:
-        _op("tcgen05_commit", [barrier_ptr], _group(cta_group), None)
+    def commit(self, barrier_ptr, cta_group: int = 1, multicast: int | None = None) -> None:
+        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for a CTA pair) the barrier
+        at the same offset in each of those CTAs is arrived at."""
+        operands = [barrier_ptr]
+        if multicast is not None:
+            if not isinstance(multicast, int) or isinstance(multicast, bool) \
+                    or not 0 < multicast < 1 << 16:
+                raise KernelError(f"tcgen05.commit multicast is a 16-bit mask of cluster CTA "
+                                  f"ranks, got {multicast!r}")
+            operands.append(emit.const(multicast, ir.IntegerType.get_signless(16)))
+        _op("tcgen05_commit", operands, _group(cta_group), None)
 
     def fence_before_thread_sync(self) -> None:
         """Orders this thread's earlier tcgen05 ops before the thread sync that follows."""
@@ -196,6 +205,14 @@ class _Ptx:
 class _Cuda:
     def cta_sync(self) -> None:
         _op("cta_sync", [], {}, None)
+
+    def cluster_sync(self) -> None:
+        """Every thread of every CTA of the cluster waits here (barrier.cluster)."""
+        _op("cluster_sync", [], {}, None)
+
+    def cluster_ctarank(self) -> Scalar:
+        """This CTA's rank in its cluster."""
+        return Scalar(_op("cluster_ctarank", [], {}, None, results=[emit.i32()]).result)
 
     def bar_sync(self, barrier_id, threads: int) -> None:
         """bar.sync barrier_id, threads: only the `threads` threads using this id wait (ids

@@ -112,9 +112,11 @@ def lower_tmem_dealloc(ctx):
 @register("tcgen05_commit", name="tcgen05", priority=0,
           when=[target_supports("tcgen05"), _cta_group_ok])
 def lower_tcgen05_commit(ctx):
-    """tcgen05.commit: the barrier tracks completion of this thread's prior tcgen05 ops."""
+    """tcgen05.commit: the barrier tracks completion of this thread's prior tcgen05 ops
+    (.multicast::cluster with a mask: the barrier of every CTA in the mask)."""
     def build():
-        nvvm.tcgen05_commit(ctx.operand("barrier"), group=_cta_group(ctx))
+        nvvm.tcgen05_commit(ctx.operand("barrier"), multicast_mask=ctx.operand("multicast"),
+                            group=_cta_group(ctx))
     return build
 
 
@@ -131,6 +133,22 @@ def lower_tcgen05_fence(ctx):
     kind = {"before_thread_sync": nvvm.Tcgen05FenceKind.BEFORE_THREAD_SYNC,
             "after_thread_sync": nvvm.Tcgen05FenceKind.AFTER_THREAD_SYNC}[ctx.attr("kind")]
     return lambda: nvvm.tcgen05_fence(kind)
+
+
+@register("cluster_ctarank", name="sreg", priority=0, when=[target_supports("clusters")])
+def lower_cluster_ctarank(ctx):
+    """%cluster_ctarank."""
+    return lambda: [nvvm.read_ptx_sreg_cluster_ctarank(emit.i32())]
+
+
+@register("cluster_sync", name="barrier_cluster", priority=0,
+          when=[target_supports("clusters")])
+def lower_cluster_sync(ctx):
+    """barrier.cluster.arrive.aligned; barrier.cluster.wait.aligned (every thread runs it)."""
+    def build():
+        nvvm.cluster_arrive(aligned=True)
+        nvvm.cluster_wait(aligned=True)
+    return build
 
 
 _ASYNC_FEATURE = {"cp_async": "cp_async", "wgmma": "wgmma", "bulk": "tma"}
