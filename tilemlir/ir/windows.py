@@ -14,11 +14,13 @@ from dataclasses import dataclass, field
 import numpy as np
 from mlir import ir
 
-from tilemlir.ir.dialect import DYNAMIC_OFFSET
+from tilemlir.ir.dialect import DYNAMIC_OFFSET, OPS
 from tilemlir.ir.types import BufferType, parse_buffer_type
 from tilemlir.layout import LayoutError, TileLayout
 
-ROOT_OPS = ("tile.global", "tile.alloc_shared", "tile.alloc_local", "tile.tmem")
+# The ops that make a buffer with its own storage, and those that make windows of a buffer.
+ROOT_OPS = tuple(OPS[n].full_name for n in ("global", "alloc_shared", "alloc_local", "tmem"))
+WINDOW_OPS = (OPS["slice"].full_name, OPS["view"].full_name)
 
 
 @dataclass
@@ -65,7 +67,7 @@ def resolve(value: ir.Value) -> BufferRef:
             raise LayoutError("a tile buffer passed as a block argument has no known storage")
         if owner.name in ROOT_OPS:
             break
-        if owner.name not in ("tile.slice", "tile.view"):
+        if owner.name not in WINDOW_OPS:
             raise LayoutError(f"a tile buffer defined by '{owner.name}' has no known storage")
         chain.append(owner)
         v = owner.operands[0]
@@ -89,7 +91,7 @@ def resolve(value: ir.Value) -> BufferRef:
 def window_ops(value: ir.Value):
     """The tile.slice / tile.view ops from `value` back to its root buffer, nearest first."""
     v = value
-    while not isinstance(v.owner, ir.Block) and v.owner.name in ("tile.slice", "tile.view"):
+    while not isinstance(v.owner, ir.Block) and v.owner.name in WINDOW_OPS:
         yield v.owner
         v = v.owner.operands[0]
 

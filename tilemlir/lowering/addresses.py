@@ -13,6 +13,7 @@ from mlir import ir
 from mlir.dialects import arith
 
 from tilemlir.ir import emit
+from tilemlir.ir.dialect import build
 from tilemlir.ir.emit import Index
 from tilemlir.ir.types import parse_buffer_type
 from tilemlir.ir.windows import BufferRef, view_offsets
@@ -105,7 +106,7 @@ def storage(ref: BufferRef) -> ir.Value:
         result = emit.i32()
     else:
         result = emit.ptr(ADDRESS_SPACE[root_type.scope])
-    return ir.Operation.create("tile.storage", results=[result], operands=[ref.root]).result
+    return build("storage", {"source": ref.root}, results=[result]).result
 
 
 def element_pointer(ref: BufferRef, coord: list[Index], base: ir.Value | None = None) -> ir.Value:

@@ -23,7 +23,7 @@ from tilemlir.ir.types import parse_buffer_type
 from tilemlir.lowering import addresses
 
 SMEM_SYMBOL = "__tile_smem"
-_BUFFER_OPS = ("tile.slice", "tile.view") + windows.ROOT_OPS
+_BUFFER_OPS = windows.WINDOW_OPS + windows.ROOT_OPS
 
 
 def _ensure_smem_global(gpu_module: ir.Operation) -> None:
