@@ -21,8 +21,9 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
-from tilemlir.layout import (R, S, TCol, TileLayout, TLane, laneid, tcgen05_accumulator_layout,
-                             tid_in_wg, warpid, wgid, wgmma_accumulator_layout, wid_in_wg)
+from tilemlir.layout import (MmaSync, R, S, TCol, Tcgen05Mma, TileLayout, TLane, Wgmma, laneid,
+                             tcgen05_accumulator_layout, tid_in_wg, warpid, wgid,
+                             wgmma_accumulator_layout, wid_in_wg)
 from tilemlir.layout import mma_shared_layout as _mma_shared_layout
 from tilemlir.runtime.compiler import compile_kernel
 
@@ -58,8 +59,9 @@ def mma_shared_layout(dtype, swizzle_mode: str, shape) -> TileLayout:
 
 
 __all__ = [
-    "Buffer", "KernelError", "KernelFunction", "R", "S", "SMEMPool", "ScalarType", "TCol",
-    "TLane", "TileBuffer", "TileLayout", "address_of", "alloc_buffer", "alloc_local", "bfloat16",
+    "Buffer", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
+    "TCol", "TLane", "Tcgen05Mma", "TileBuffer", "TileLayout", "Wgmma", "address_of",
+    "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
     "int64",
     "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "ptx",

@@ -31,9 +31,8 @@ from tilemlir.lowering.cuda.descriptors import (
     kmajor_smem_descriptor,
     matrix_descriptor_encode,
     swizzle_base_offset,
-    tcgen05_mma_shape_error,
-    wgmma_shape_error,
 )
+from tilemlir.layout.instructions import Tcgen05Mma, Wgmma
 
 
 def bits(value, lo, hi):
@@ -380,7 +379,7 @@ def test_swizzle_base_offset():
     ],
 )
 def test_tcgen05_shape_rules(m, n, cta, reason):
-    got = tcgen05_mma_shape_error(m, n, cta_group=cta)
+    got = Tcgen05Mma.shape_error(m, n, cta_group=cta)
     if reason is None:
         assert got is None
     else:
@@ -388,23 +387,23 @@ def test_tcgen05_shape_rules(m, n, cta, reason):
 
 
 def test_tcgen05_shape_rules_other_kinds():
-    assert tcgen05_mma_shape_error(128, 8, kind="tf32") is None
-    assert tcgen05_mma_shape_error(128, 24, kind="f8f6f4", cta_group=2) is not None
-    assert "not modelled" in tcgen05_mma_shape_error(128, 64, kind="i8")
-    assert "kind must be" in tcgen05_mma_shape_error(128, 64, kind="f64")
-    assert "multiple of 16" in tcgen05_mma_shape_error(128, 24, a_in_tmem=True)
-    assert tcgen05_mma_shape_error(64, 24, a_in_tmem=True) is None
+    assert Tcgen05Mma.shape_error(128, 8, kind="tf32") is None
+    assert Tcgen05Mma.shape_error(128, 24, kind="f8f6f4", cta_group=2) is not None
+    assert "not modelled" in Tcgen05Mma.shape_error(128, 64, kind="i8")
+    assert "kind must be" in Tcgen05Mma.shape_error(128, 64, kind="f64")
+    assert "multiple of 16" in Tcgen05Mma.shape_error(128, 24, a_in_tmem=True)
+    assert Tcgen05Mma.shape_error(64, 24, a_in_tmem=True) is None
     assert Tcgen05InstrDescriptor(256, 128).shape_error(cta_group=2) is None
     assert "M in (64, 128)" in Tcgen05InstrDescriptor(256, 128).shape_error(cta_group=1)
 
 
 def test_wgmma_shape_rules():
-    assert wgmma_shape_error(64, 256, 16) is None
-    assert wgmma_shape_error(64, 8, 8, "tf32") is None
-    assert "M=64" in wgmma_shape_error(128, 64, 16)
-    assert "K=16" in wgmma_shape_error(64, 64, 32)
-    assert "multiple of 8" in wgmma_shape_error(64, 260, 16)
-    assert "above 32" in wgmma_shape_error(64, 40, 32, "s8")
+    assert Wgmma.shape_error(64, 256, 16) is None
+    assert Wgmma.shape_error(64, 8, 8, "tf32") is None
+    assert "M=64" in Wgmma.shape_error(128, 64, 16)
+    assert "K=16" in Wgmma.shape_error(64, 64, 32)
+    assert "multiple of 8" in Wgmma.shape_error(64, 260, 16)
+    assert "above 32" in Wgmma.shape_error(64, 40, 32, "s8")
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import pytest
 
 from tilemlir.layout import mma_shared_layout
-from tilemlir.layout.accumulators import wgmma_accumulator_layout
+from tilemlir.layout.instructions import wgmma_accumulator_layout
 
 THREADS = 128
 LOOP_K = 64

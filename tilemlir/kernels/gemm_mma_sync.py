@@ -22,7 +22,6 @@ Shapes must be multiples of the CTA tile; others are rejected with a clear messa
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.warp_gemm import fragments
 
 Tx = T.tile
 
@@ -59,7 +58,7 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     swizzle = "128B" if row_bytes >= 128 else f"{row_bytes}B"    # rows of 32/64 bytes: narrower
     a_smem = T.mma_shared_layout(dtype, swizzle, (STAGES * BM, BK))
     b_smem = T.mma_shared_layout(dtype, swizzle, (STAGES * BN, BK))
-    a_frag, b_frag_kn, acc_frag = fragments(WM, WN, 16)
+    a_frag, b_frag_kn, acc_frag = T.MmaSync(16).fragments(WM, WN, 16)
     b_frag = b_frag_kn.permute_by_groups((16, WN), (1, 0))      # B fragments read as N x K
 
     @T.prim_func

@@ -7,9 +7,6 @@
 * :class:`Tcgen05InstrDescriptor` -- the 32-bit ``tcgen05.mma`` instruction
   descriptor, PTX ISA 9.7.16.4.2 "Instruction Descriptor", Table "Instruction
   descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8".
-* :func:`tcgen05_mma_shape_error`, :func:`wgmma_shape_error` -- legal MMA shapes
-  (PTX ISA 9.7.16.2.1 "Matrix Shape", 9.7.15.2 wgmma "Matrix Shape"), answering
-  with a reason string (``None`` when legal) instead of raising.
 * :class:`KMajorTile`, :func:`kmajor_smem_descriptor`, :func:`advance_descriptor`
   -- fill a descriptor from a K-major tile in shared memory and step it along K.
 
@@ -41,6 +38,8 @@ import operator
 from dataclasses import dataclass
 from typing import Optional
 
+from tilemlir.layout.instructions import Tcgen05Mma
+
 __all__ = [
     "DescriptorError",
     "MMA_K_STEP_BYTES",
@@ -53,8 +52,6 @@ __all__ = [
     "WgmmaSmemDescriptor",
     "Tcgen05SmemDescriptor",
     "Tcgen05InstrDescriptor",
-    "tcgen05_mma_shape_error",
-    "wgmma_shape_error",
     "KMajorTile",
     "kmajor_smem_descriptor",
     "advance_descriptor",
@@ -429,8 +426,8 @@ class Tcgen05InstrDescriptor:
         )
 
     def shape_error(self, cta_group: int = 1, *, a_in_tmem: bool = False) -> Optional[str]:
-        """``tcgen05_mma_shape_error`` for this descriptor's M, N and kind."""
-        return tcgen05_mma_shape_error(self.m, self.n, cta_group=cta_group, kind=self.kind, a_in_tmem=a_in_tmem)
+        """``Tcgen05Mma.shape_error`` for this descriptor's M, N and kind."""
+        return Tcgen05Mma.shape_error(self.m, self.n, cta_group=cta_group, kind=self.kind, a_in_tmem=a_in_tmem)
 
     @classmethod
     def decode(cls, value: int, kind: str = "f16") -> "Tcgen05InstrDescriptor":
@@ -459,72 +456,6 @@ class Tcgen05InstrDescriptor:
             )
         except KeyError as e:
             raise DescriptorError(f"type code {e.args[0]} is not valid for kind::{kind}") from None
-
-
-# --------------------------------------------------------------------------------------
-# Legal shapes
-# --------------------------------------------------------------------------------------
-
-_TCGEN05_K = {"f16": 16, "tf32": 8, "f8f6f4": 32, "i8": 32}  # dense K per kind
-
-
-def tcgen05_mma_shape_error(
-    m: int, n: int, *, cta_group: int = 1, kind: str = "f16", a_in_tmem: bool = False
-) -> Optional[str]:
-    """Why ``tcgen05.mma.cta_group::<cta_group>.kind::<kind>`` (dense, no ``.ws``)
-    cannot have shape M x N, or ``None`` when it can.
-
-    PTX ISA 9.7.16.2.1 "Matrix Shape", Table "Various combinations of .kind and
-    shapes" (kind::f16, ::tf32, ::f8f6f4)::
-
-        cta_group::1: M in {64, 128},  N in {8, 16, ..., 256}   (steps of 8)
-        cta_group::2: M in {128, 256}, N in {16, 32, ..., 256}  (steps of 16)
-
-    K is fixed per kind (16 f16/bf16, 8 tf32, 32 f8f6f4; twice that when sparse).
-    With A in tensor memory (``a_in_tmem``) CUTLASS additionally requires N a
-    multiple of 16 for M = 128 (``SM100_MMA_*_TS`` static_asserts); that rule is
-    applied here too.  kind::i8 has its own N steps and is not modelled.
-    """
-    if kind not in _TCGEN05_K:
-        return f"kind must be one of {tuple(_TCGEN05_K)}, got {kind!r}"
-    if kind == "i8":
-        return "kind::i8 shapes are not modelled here"
-    if cta_group not in (1, 2):
-        return f"cta_group must be 1 or 2, got {cta_group!r}"
-    if not isinstance(m, int) or not isinstance(n, int):
-        return f"M and N must be ints, got {m!r} and {n!r}"
-    legal_m = (64, 128) if cta_group == 1 else (128, 256)
-    if m not in legal_m:
-        return f"cta_group::{cta_group} kind::{kind} takes M in {legal_m}, got M={m}"
-    step = 8 if cta_group == 1 else 16
-    if n % step or not step <= n <= 256:
-        return f"cta_group::{cta_group} kind::{kind} takes N a multiple of {step} in [{step}, 256], got N={n}"
-    if a_in_tmem and cta_group == 1 and m == 128 and n % 16:
-        return f"A in tensor memory with M=128 takes N a multiple of 16, got N={n}"
-    return None
-
-
-_WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
-
-
-def wgmma_shape_error(m: int, n: int, k: int, ab_type: str = "f16") -> Optional[str]:
-    """Why ``wgmma.mma_async.m{m}n{n}k{k}`` with A/B of ``ab_type`` is illegal, or None.
-
-    PTX ISA 9.7.15.2 (wgmma "Matrix Shape"): M = 64; K = 16 (f16/bf16), 8 (tf32),
-    32 (e4m3/e5m2/s8/u8); N in {8, 16, ..., 256} for the floating-point kinds;
-    the integer kinds take N in {8, 16, 24, 32, 48, ..., 256} (multiples of 16 above 32).
-    """
-    if ab_type not in _WGMMA_K:
-        return f"ab_type must be one of {tuple(_WGMMA_K)}, got {ab_type!r}"
-    if m != 64:
-        return f"wgmma takes M=64, got M={m}"
-    if k != _WGMMA_K[ab_type]:
-        return f"wgmma with {ab_type} inputs takes K={_WGMMA_K[ab_type]}, got K={k}"
-    if not isinstance(n, int) or n % 8 or not 8 <= n <= 256:
-        return f"wgmma takes N a multiple of 8 in [8, 256], got N={n}"
-    if ab_type in ("s8", "u8") and n > 32 and n % 16:
-        return f"integer wgmma takes N a multiple of 16 above 32, got N={n}"
-    return None
 
 
 # --------------------------------------------------------------------------------------

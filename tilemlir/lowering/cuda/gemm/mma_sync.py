@@ -19,7 +19,7 @@ operand sits on one warp, on exactly the lanes the PTX ISA assigns, with each of
 instruction's registers in one slot across all lanes, and if all warps of the scope run the same
 instruction stream. This anchors M, N and K across operands and checks the warp split without
 special cases; any register order (transposed fragments included) is accepted. k16 is tried
-before k8; the table below is extended by adding entries.
+before k8; MMA_SYNC (tilemlir.layout.instructions) is extended by adding entries.
 """
 
 from __future__ import annotations
@@ -32,58 +32,10 @@ from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
+from tilemlir.layout.instructions import MMA_SYNC, MmaSync
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
-
-
-# ------------------------------------------------------------------------------ instruction table
-@dataclass(frozen=True)
-class MmaInstruction:
-    """One mma.sync shape of the m16n8 family with 16-bit inputs packed two per b32 register."""
-    k: int
-    input_type: str          # "f16" | "bf16"
-    m: int = 16
-    n: int = 8
-    accumulator: str = "f32"
-
-    @property
-    def name(self) -> str:
-        return f"m{self.m}n{self.n}k{self.k}"
-
-    @property
-    def a_registers(self) -> int:
-        return self.m * self.k // 64      # b32 registers per lane: k16 -> 4, k8 -> 2
-
-    @property
-    def b_registers(self) -> int:
-        return self.k * self.n // 64      # k16 -> 2, k8 -> 1
-
-    # Fragments per the PTX ISA ("Matrix fragments for mma.m16n8k16 / m16n8k8"):
-    # each returns (lane, position) arrays over the atom, position = the element's index in
-    # the operand's register list (for A/B: 2 * register + half, halves packed low first).
-    def a_fragment(self):
-        r, c = np.indices((self.m, self.k))
-        lane = (r % 8) * 4 + (c % 8) // 2
-        reg = (c // 8) * 2 + r // 8
-        return lane, reg * 2 + c % 2
-
-    def b_fragment(self):
-        kk, n = np.indices((self.k, self.n))
-        lane = n * 4 + (kk % 8) // 2
-        return lane, (kk // 8) * 2 + kk % 2
-
-    def c_fragment(self):
-        r, c = np.indices((self.m, self.n))
-        return (r % 8) * 4 + c // 2, (r // 8) * 2 + c % 2
-
-
-MMA_INSTRUCTIONS = (
-    MmaInstruction(16, "f16"),
-    MmaInstruction(16, "bf16"),
-    MmaInstruction(8, "f16"),
-    MmaInstruction(8, "bf16"),
-)
 
 
 def _type_name(t: ir.Type) -> str:
@@ -177,7 +129,7 @@ def _canonical(ctx, name: str, transpose: bool) -> _Operand:
     return _Operand(name.upper(), tm)
 
 
-def _atom_slots(op: _Operand, inst: MmaInstruction, atom: tuple[int, int], fragment, nwarps: int):
+def _atom_slots(op: _Operand, inst: MmaSync, atom: tuple[int, int], fragment, nwarps: int):
     """{(tile_row, tile_col): (warp, slot per register position)} or raises Reject."""
     ar, ac = atom
     rows, cols = op.map.lane.shape
@@ -229,11 +181,11 @@ class MmaStep:
 
 @dataclass
 class MmaPlan:
-    inst: MmaInstruction
+    inst: MmaSync
     steps: list[MmaStep]
 
 
-def _plan_for(ctx, inst: MmaInstruction, dims, nwarps: int) -> MmaPlan:
+def _plan_for(ctx, inst: MmaSync, dims, nwarps: int) -> MmaPlan:
     m, n, k = dims
     if k % inst.k:
         raise Reject(f"{inst.name}: K={k} is not a multiple of {inst.k}")
@@ -282,7 +234,7 @@ def plan(ctx) -> MmaPlan:
     nwarps = ctx.scope_threads() // 32
     input_type = _type_name(ctx.buffer("a").elem)
     reasons = []
-    for inst in MMA_INSTRUCTIONS:           # k16 entries come before k8 ones
+    for inst in MMA_SYNC:           # k16 entries come before k8 ones
         if inst.input_type != input_type:
             continue
         try:

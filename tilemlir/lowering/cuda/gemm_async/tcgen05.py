@@ -28,7 +28,7 @@ SBO, fixed bits) for the tile at address 0; the run-time start field is added to
 Completion is tracked by the kernel: tile.tcgen05_commit to an mbarrier, then a wait on it.
 
 Operands. D lives in tensor memory with the layout the instruction writes
-(layout/accumulators.tcgen05_accumulator_layout: the PTX data path layout of M and
+(layout/instructions.Tcgen05Mma: the PTX data path layout of M and
 cta_group), possibly a static or dynamic column window of a larger allocation; A (M x K) and
 B (N x K) are K-major tiles in shared memory with an MMA layout (any swizzle mode), each
 starting on its swizzle repeat. With cta_group 2 the operands are this CTA's share of the CTA
@@ -50,9 +50,9 @@ from tilemlir.analysis.threads import single_issuer_reason
 from tilemlir.dispatch.registry import Predicate, Reject, predicate, register
 from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.layout.accumulators import tcgen05_accumulator_layout, tcgen05_lane_alignments
+from tilemlir.layout.instructions import Tcgen05Mma
 from tilemlir.lowering import addresses
-from tilemlir.lowering.cuda.descriptors import Tcgen05InstrDescriptor, tcgen05_mma_shape_error
+from tilemlir.lowering.cuda.descriptors import Tcgen05InstrDescriptor
 from tilemlir.lowering.cuda.gemm_async import operands
 from tilemlir.lowering.cuda.predicates import operands_in, target_supports
 
@@ -75,7 +75,7 @@ cta_group = Predicate("cta_group", lambda ctx: None if ctx.attr("cta_group") in 
 
 def shape_error(m: int, n: int, group: int) -> str | None:
     """Why tcgen05.mma kind::f16 cannot be M x N with this cta_group, or None."""
-    reason = tcgen05_mma_shape_error(m, n, cta_group=group, kind="f16")
+    reason = Tcgen05Mma.shape_error(m, n, cta_group=group, kind="f16")
     if reason is None and group == 1 and m == 128 and n % 16:
         reason = f"cta_group::1 with M=128 takes N a multiple of 16 (CUTLASS's rule), got N={n}"
     return reason
@@ -86,7 +86,8 @@ def check_accumulator(ctx, m: int, n: int, group: int) -> None:
     """D's TMEM lanes and columns are those tcgen05.mma writes; raises Reject otherwise."""
     d = ctx.buffer("d")
     ref = windows.resolve(ctx.operand("d"))
-    expected = tcgen05_accumulator_layout(m, n, group)
+    mma = Tcgen05Mma(m, n, group)
+    expected = mma.accumulator_layout()
     other = [a for a in d.layout.axes() if a not in ("TLane", "TCol")]
     if other:
         raise Reject(f"D's layout {d.layout} places elements on {', '.join(other)}; a TMEM "
@@ -108,7 +109,7 @@ def check_accumulator(ctx, m: int, n: int, group: int) -> None:
     if last_col >= TMEM_COLUMNS:
         raise Reject(f"D reaches TMEM column {last_col}; tensor memory has {TMEM_COLUMNS} columns")
     base_lane = lane0 + dropped.get("TLane", 0)
-    allowed = tcgen05_lane_alignments(m, group)
+    allowed = mma.lane_alignments
     if base_lane not in allowed:
         raise Reject(f"D starts at TMEM lane {base_lane}; tcgen05.mma M={m} "
                      f"cta_group::{group} needs lane {' or '.join(map(str, allowed))}")

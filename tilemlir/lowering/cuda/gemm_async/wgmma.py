@@ -35,8 +35,8 @@ folds: true loads D, false starts from zeros without reading D. This costs N / 2
 call, against the alternative of wgmma in inline PTX with a predicate operand.
 
 Operands. D in registers with the wgmma accumulator fragment: every element must be held by the
-lane and warp of the warpgroup the PTX ISA assigns (tilemlir.layout.accumulators
-.wgmma_accumulator_layout); each (M block, accumulator register) must sit in one register slot
+lane and warp of the warpgroup the PTX ISA assigns (tilemlir.layout.instructions
+.Wgmma); each (M block, accumulator register) must sit in one register slot
 on all threads, in any slot order. A (M x K) and B (N x K) are K-major tiles in shared memory
 with an MMA layout (any swizzle mode) starting on their swizzle repeat. M is a multiple of 64
 (one instruction per 64-row block, each with its own registers), N a multiple of 8 up to 256.
@@ -50,10 +50,9 @@ from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
-from tilemlir.layout.accumulators import WGMMA_M, wgmma_accumulator_layout
+from tilemlir.layout.instructions import Wgmma
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments as register_fragments
-from tilemlir.lowering.cuda.descriptors import wgmma_shape_error
 from tilemlir.lowering.cuda.gemm_async import operands
 from tilemlir.lowering.cuda.predicates import no_replica, operands_in, target_supports
 
@@ -67,22 +66,13 @@ def whole_warpgroup(ctx):
 
 
 # ------------------------------------------------------------------------------ the fragment
-def expected_fragment(m: int, n: int):
-    """(lane, warp, M block, register) arrays over the (m, n) accumulator, per the PTX ISA."""
-    r, c = np.indices((m, n))
-    row = r % WGMMA_M
-    lane = (row % 8) * 4 + (c % 8) // 2
-    warp = row // 16
-    register = (c // 8) * 4 + ((row % 16) // 8) * 2 + c % 2
-    return lane, warp, r // WGMMA_M, register
-
-
-def accumulator_slots(ctx, m: int, n: int) -> list[list[int]]:
+def accumulator_slots(ctx, wgmma: Wgmma, m: int) -> list[list[int]]:
     """The register slot of each (M block, accumulator register), checked on every element."""
     d = ctx.buffer("d")
+    n = wgmma.n
     held = register_fragments.thread_map(d)
-    lane, warp, block, register = expected_fragment(m, n)
-    wanted = f"the wgmma accumulator layout is {wgmma_accumulator_layout(m, n)}"
+    lane, warp, block, register = wgmma.accumulator_fragment(m)
+    wanted = f"the wgmma accumulator layout is {wgmma.accumulator_layout(m)}"
     if not held.lanes_named or not held.warps_named:
         missing = "lane" if not held.lanes_named else "warp"
         raise Reject(f"D's layout {d.layout} names no {missing} axis, so it is not the wgmma "
@@ -100,7 +90,7 @@ def accumulator_slots(ctx, m: int, n: int) -> list[list[int]]:
         raise Reject(f"D keeps accumulator register {k % (n // 2)} of M block {k // (n // 2)} in "
                      f"different slots on different threads; {wanted}")
     slots = dict(pairs.tolist())
-    return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // WGMMA_M)]
+    return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // wgmma.m)]
 
 
 # ------------------------------------------------------------------------------ lowering
@@ -132,14 +122,14 @@ def _emit(ctx, a: operands.SmemOperand, b: operands.SmemOperand, slots, n: int):
     accumulators = _initial_accumulators(ctx, d_ref, slots, acc_type)
     a_start = operands.start_field(ctx.operand("a"))
     b_start = operands.start_field(ctx.operand("b"))
-    shape = ir.Attribute.parse(f"#nvvm.shape<m = {WGMMA_M}, n = {n}, k = {operands.MMA_K}>")
+    shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {n}, k = {operands.MMA_K}>")
     elem = getattr(nvvm.WGMMATypes, str(ctx.buffer("a").elem))
     one = nvvm.WGMMAScaleIn.one
     nvvm.wgmma_fence_aligned()
     results = []
     for block, acc in enumerate(accumulators):
         for k0 in operands.k_steps(a.k):
-            desc_a = operands.descriptor_value(a.descriptor("wgmma", WGMMA_M * block, k0), a_start)
+            desc_a = operands.descriptor_value(a.descriptor("wgmma", Wgmma.m * block, k0), a_start)
             desc_b = operands.descriptor_value(b.descriptor("wgmma", 0, k0), b_start)
             acc = nvvm.wgmma_mma_async(acc_type, acc, desc_a, desc_b, shape, elem, elem,
                                        nvvm.WGMMATypes.f32, nvvm.WGMMAScaleOut.one, one, one,
@@ -161,14 +151,15 @@ def lower_wgmma(ctx):
     if ctx.attr("cta_group") != 1:
         raise Reject(f"cta_group {ctx.attr('cta_group')}: wgmma runs within one CTA "
                      f"(cta_group 1)")
-    if dims.m % WGMMA_M:
-        raise Reject(f"M={dims.m} is not a multiple of {WGMMA_M} (wgmma is m64nNk16)")
-    reason = wgmma_shape_error(WGMMA_M, dims.n, operands.MMA_K, str(ctx.buffer("a").elem))
+    if dims.m % Wgmma.m:
+        raise Reject(f"M={dims.m} is not a multiple of {Wgmma.m} (wgmma is m64nNk16)")
+    elem = str(ctx.buffer("a").elem)
+    reason = Wgmma.shape_error(Wgmma.m, dims.n, operands.MMA_K, elem)
     if reason:
         raise Reject(reason)
     if dims.b_rows != dims.n:
         raise Reject(f"B has {dims.b_rows} rows but D has N={dims.n} columns")
     a = operands.smem_operand(ctx, "a")
     b = operands.smem_operand(ctx, "b")
-    slots = accumulator_slots(ctx, dims.m, dims.n)
+    slots = accumulator_slots(ctx, Wgmma(dims.n, elem), dims.m)
     return lambda: _emit(ctx, a, b, slots, dims.n)
