@@ -308,6 +308,17 @@ irdl.dialect @tile {
     irdl.results(rank: %r)
   }
 
+  // The shared::cluster address (!llvm.ptr<7>) of the variable at `pointer` (shared memory of
+  // this CTA) in the CTA of cluster rank `rank` (mapa): e.g. the leader's barrier, signalled by
+  // the CTA pair's TMA loads.
+  irdl.operation @mapa {
+    %p = irdl.base "!llvm.ptr"
+    %rank = irdl.is i32
+    %q = irdl.base "!llvm.ptr"
+    irdl.operands(pointer: %p, rank: %rank)
+    irdl.results(mapped: %q)
+  }
+
   // barrier.cluster.arrive + barrier.cluster.wait: every thread of every CTA of the cluster
   // (release / acquire at cluster scope: e.g. barriers initialised before a peer signals them,
   // and no CTA exits while a peer may still access its shared memory).

@@ -93,8 +93,8 @@ def _scope(value: ir.Value | None) -> str | None:
 
 def _root(value: ir.Value) -> ir.Value:
     """The buffer a chain of windows (tile.slice, tile.view) starts from."""
-    while not isinstance(value.owner, ir.Block) and value.owner.name in ("tile.slice",
-                                                                         "tile.view"):
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in (
+            "tile.slice", "tile.view"):
         value = value.owner.operands[0]
     return value
 
@@ -104,7 +104,7 @@ def _shared_range(value: ir.Value) -> tuple[int, int] | None:
     root = _root(value)
     owner = root.owner
     buf = _buffer(root)
-    if buf is None or isinstance(owner, ir.Block) or owner.name != "tile.alloc_shared":
+    if buf is None or isinstance(owner, ir.Block) or owner.operation.name != "tile.alloc_shared":
         return None
     offset = owner.attributes["offset"] if "offset" in owner.attributes else None
     if not isinstance(offset, ir.IntegerAttr):

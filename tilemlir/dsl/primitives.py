@@ -70,6 +70,11 @@ class Scope:
 
     def gemm_async(self, D, A, B, accum=False, cta_group: int = 1,
                    dispatch: str | None = None) -> None:
+        if cta_group == 2:
+            from tilemlir.dispatch.cta_pair import leader_only_reason
+            reason = leader_only_reason(ir.InsertionPoint.current.block, "gemm_async")
+            if reason:
+                raise KernelError(reason)
         attrs = dict(self._scope(), cta_group=_i64_attr(cta_group))
         _op("gemm_async", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _bool(accum)],
             attrs, dispatch)
@@ -209,6 +214,12 @@ class _Cuda:
     def cluster_sync(self) -> None:
         """Every thread of every CTA of the cluster waits here (barrier.cluster)."""
         _op("cluster_sync", [], {}, None)
+
+    def mapa(self, pointer, rank) -> ir.Value:
+        """The shared::cluster address of the shared-memory variable at `pointer` in the CTA
+        of cluster rank `rank` (e.g. the leader's barrier for the CTA pair's TMA loads)."""
+        return _op("mapa", [pointer, as_scalar(rank, emit.i32()).value], {}, None,
+                   results=[emit.ptr(7)]).result
 
     def cluster_ctarank(self) -> Scalar:
         """This CTA's rank in its cluster."""

@@ -141,6 +141,17 @@ def lower_cluster_ctarank(ctx):
     return lambda: [nvvm.read_ptx_sreg_cluster_ctarank(emit.i32())]
 
 
+@register("mapa", name="mapa", priority=0, when=[target_supports("clusters")])
+def lower_mapa(ctx):
+    """mapa.shared::cluster: this CTA's shared address seen in the CTA of another rank."""
+    def build():
+        pointer = ctx.operand("pointer")
+        if pointer.type == emit.ptr():
+            pointer = llvm.addrspacecast(emit.ptr(3), pointer)
+        return [nvvm.mapa(emit.ptr(7), pointer, ctx.operand("rank"))]
+    return build
+
+
 @register("cluster_sync", name="barrier_cluster", priority=0,
           when=[target_supports("clusters")])
 def lower_cluster_sync(ctx):

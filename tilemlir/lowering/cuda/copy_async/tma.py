@@ -175,14 +175,21 @@ def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: st
     base = storage(ref)
     dyn = dynamic_offset(ref)
     barrier = ctx.operand("barrier")
+    group = None
     if barrier is not None and barrier.type == emit.ptr():   # generic: TMA wants shared
         barrier = llvm.addrspacecast(emit.ptr(3), barrier)
+    elif barrier is not None and barrier.type == emit.ptr(7):
+        # Another CTA's barrier (tile.mapa): a CTA pair's load (.cta_group::2), which may
+        # signal the barrier of either CTA of the pair; the op takes its shared::cluster
+        # address in a shared pointer.
+        barrier = llvm.inttoptr(emit.ptr(3), llvm.ptrtoint(emit.i64(), barrier))
+        group = ir.Attribute.parse("#nvvm.cta_group<cta_2>")
     for r0, c0, offset in boxes:
         smem = emit.gep(base, ref.type.elem, emit.add(dyn, offset))
         coords = [emit.to_i32(emit.add(starts[1], c0)), emit.to_i32(emit.add(starts[0], r0))]
         if shared == "dst":
             nvvm.cp_async_bulk_tensor_shared_cluster_global(
-                llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [])
+                llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [], group=group)
         else:
             nvvm.cp_async_bulk_tensor_global_shared_cta(tmap, smem, coords)
 
