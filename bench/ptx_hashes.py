@@ -89,7 +89,8 @@ def _cases() -> list[Case]:
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),
               Case(blackwell + "5", ("sm_100a",), (1024, 1024, 1024)),
-              Case(blackwell + "6", ("sm_100a",), (4096, 4096, 1024))]
+              Case(blackwell + "6", ("sm_100a",), (4096, 4096, 1024)),
+              Case(blackwell + "7", ("sm_100a",), (1024, 1024, 1024))]
     return cases
 
 

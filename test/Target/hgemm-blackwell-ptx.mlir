@@ -29,6 +29,14 @@
 // RUN: FileCheck %s --check-prefix=EPI < %t.v6.ptx
 // RUN: FileCheck %s --check-prefixes=END,ACCEMPTY < %t.v6.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a %t.v6.ptx -o %t.v6.cubin %}
+//
+// CTA pairs: a 2x1x1 cluster, M = 256 MMAs of cta_group::2 issued by the even CTA.
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_blackwell:hgemm_v7 1024 1024 1024 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_100a})' --emit=ptx > %t.v7.ptx
+// RUN: FileCheck %s --check-prefix=PAIR < %t.v7.ptx
+// RUN: FileCheck %s --check-prefix=PAIRLOAD < %t.v7.ptx
+// RUN: FileCheck %s --check-prefix=PAIRMMA < %t.v7.ptx
+// RUN: FileCheck %s --check-prefix=EPI < %t.v7.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_100a %t.v7.ptx -o %t.v7.cubin %}
 
 // One warpgroup (v4) or two (v5, v6: warps 0 and 1 load and issue, warpgroup 1 reads TMEM);
 // warp 0 allocates TMEM, and the allocation reaches the other threads through the barrier.
@@ -96,3 +104,38 @@
 // END: tcgen05.fence::after_thread_sync;
 // END-NEXT: tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
 // END: tcgen05.dealloc.cta_group::1.sync.aligned.b32
+
+// v7: both CTAs allocate TMEM for the pair (cta_group::2) and meet at a cluster barrier before
+// any CTA signals the other's barriers, and again before the dealloc.
+// PAIR: .target sm_100a
+// PAIR: .maxntid 256, 1, 1
+// PAIR: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
+// PAIR: tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [__tile_smem], {{%r[0-9]+}};
+// PAIR-NEXT: tcgen05.fence::before_thread_sync;
+// PAIR: barrier.cluster.arrive.aligned;
+// PAIR-NEXT: barrier.cluster.wait.aligned;
+// PAIR-NEXT: tcgen05.fence::after_thread_sync;
+// PAIR: tcgen05.fence::before_thread_sync;
+// PAIR-NEXT: barrier.cluster.arrive.aligned;
+// PAIR-NEXT: barrier.cluster.wait.aligned;
+// PAIR: tcgen05.fence::after_thread_sync;
+// PAIR-NEXT: tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
+// PAIR: tcgen05.dealloc.cta_group::2.sync.aligned.b32
+
+// Each CTA's TMA loads complete on the even CTA's barrier (mapa to the leader's rank), as
+// .cta_group::2 loads; the even CTA arms it for both CTAs' bytes, 2 * (128 + 128) * 64 * 2.
+// PAIRLOAD: mov.b32 [[BYTES:%r[0-9]+]], 65536;
+// PAIRLOAD: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [{{%rd[0-9]+}}], [[BYTES]];
+// PAIRLOAD: mapa.shared::cluster.u64 [[LEADER:%rd[0-9]+]], {{%rd[0-9]+}}, {{%r[0-9]+}};
+// PAIRLOAD: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], {{\[}}[[LEADER]]{{\]}};
+// PAIRLOAD: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], {{\[}}[[LEADER]]{{\]}};
+
+// The even CTA's MMAs (M = 256: 128 rows in each CTA) and their commits to the barriers of both
+// CTAs (mask 0b11).
+// PAIRMMA: mbarrier.try_wait.parity.shared.b64
+// PAIRMMA-COUNT-4: tcgen05.mma.cta_group::2.kind::f16
+// PAIRMMA: mov.b16 [[MASK:%rs[0-9]+]], 3;
+// PAIRMMA: tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [{{%rd[0-9]+}}+40], [[MASK]];
+// PAIRMMA-NOT: tcgen05.mma
+// PAIRMMA: tcgen05.commit.cta_group::2.mbarrier::arrive::one.shared::cluster.multicast::cluster.b64 [__tile_smem+72], [[MASK]];
+// PAIRMMA-NOT: tcgen05.mma.cta_group::1

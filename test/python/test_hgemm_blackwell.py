@@ -6,10 +6,12 @@ hgemm-blackwell-ptx.mlir checks the PTX and assembles it with ptxas)."""
 import pytest
 
 import tilemlir
+import tilemlir.lang as T
 from tilemlir.kernels import hgemm_blackwell as bw
 from tilemlir.kernels.hgemm_blackwell import ShapeError
+from tilemlir.runtime.signature import kernels
 
-FACTORIES = [bw.hgemm_v4, bw.hgemm_v5, bw.hgemm_v6]
+FACTORIES = [bw.hgemm_v4, bw.hgemm_v5, bw.hgemm_v6, bw.hgemm_v7]
 
 
 @pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
@@ -21,7 +23,9 @@ def test_compiles_for_sm100a(factory, shape, kwargs):
     ptx = tilemlir.compile(factory(*shape, **kwargs), target="sm_100a", cache=False).ptx
     assert ".target sm_100a" in ptx
     assert "cp.async.bulk.tensor.2d" in ptx
-    assert "tcgen05.mma.cta_group::1.kind::f16" in ptx
+    group = 2 if factory is bw.hgemm_v7 else 1
+    assert f"tcgen05.mma.cta_group::{group}.kind::f16" in ptx
+    assert f"tcgen05.mma.cta_group::{3 - group}" not in ptx     # one cta_group per kernel
     assert "tcgen05.fence::after_thread_sync" in ptx
 
 
@@ -50,6 +54,59 @@ def test_rejects_bad_configurations(factory, args, kwargs, message):
         factory(*args, **kwargs)
     assert message in str(info.value)
     assert str(info.value).startswith(factory.__name__ + ":")
+
+
+def test_v7_is_launched_in_pairs_and_signals_the_even_ctas_barrier():
+    kernel = bw.hgemm_v7(512, 512, 256)
+    (signature,) = kernels(kernel.build())
+    assert signature.cluster == (2, 1, 1) and signature.grid == (8, 1, 1)
+    ptx = tilemlir.compile(kernel, target="sm_100a", cache=False).ptx
+    assert "mapa.shared::cluster" in ptx
+    assert "mbarrier::complete_tx::bytes.cta_group::2" in ptx
+    assert ".multicast::cluster.b64" in ptx
+
+
+@pytest.mark.parametrize("args,kwargs,message", [
+    ((256, 192, 256), dict(BN=48, EPI_N=16), "BN=48 must be a multiple of 32"),
+    ((384, 256, 256), {}, "M=384 is not a multiple of the pair's 256 rows"),
+])
+def test_v7_rejects_shapes_a_pair_cannot_split(args, kwargs, message):
+    with pytest.raises(ShapeError, match=message):
+        bw.hgemm_v7(*args, **kwargs)
+
+
+def _pair_mma(guarded: bool):
+    layout = T.mma_shared_layout("float16", "128B", (128, 64))
+    b_layout = T.mma_shared_layout("float16", "128B", (64, 64))
+
+    @T.prim_func
+    def pair_mma(A: T.Buffer((256, 64), "float16")):
+        pid = T.cta_id([2])
+        T.cluster_shape([2])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        pool = T.SMEMPool()
+        tmem_addr = pool.alloc((1,), "uint32")
+        pool.move_base_to(1024)
+        As = pool.alloc((128, 64), "float16", layout=layout)
+        Bs = pool.alloc((64, 64), "float16", layout=b_layout)
+        pool.commit()
+        tmem = T.decl_buffer((128, 128), "float32", scope="tmem", allocated_addr=tmem_addr[0],
+                             layout=T.TileLayout(T.S[(128, 128):(1 @ T.TLane, 1 @ T.TCol)]))
+        rank = T.cuda.cluster_ctarank()
+        if warp == 0:
+            if (rank % 2 == 0) if guarded else (rank < 2):
+                if T.ptx.elect_sync():
+                    T.tile.gemm_async(tmem[:, :], As[:, :], Bs[:, :], accum=False, cta_group=2)
+    return pair_mma
+
+
+def test_pair_mma_must_be_issued_by_the_even_cta_only():
+    with pytest.raises(T.KernelError, match="gemm_async with cta_group 2 is issued by the even "
+                                            "CTA of the pair only"):
+        _pair_mma(guarded=False).build()
+    ptx = tilemlir.compile(_pair_mma(guarded=True), target="sm_100a", cache=False).ptx
+    assert "tcgen05.mma.cta_group::2.kind::f16" in ptx
 
 
 def test_not_for_hopper():

@@ -12,6 +12,9 @@ no Blackwell GPU has run them.
   v6  Persistent, with double-buffered TMEM accumulators: one CTA per SM walks the output
       tiles; the MMA warp writes tile i into accumulator i % 2 while the epilogue reads tile
       i - 1 out of the other, handed over by an acc_full / acc_empty barrier pair per buffer.
+  v7  CTA pairs (tcgen05.mma cta_group::2) in 2x1x1 clusters: v5 with one M = 2 * BM MMA per
+      k-step that only the even CTA issues, both CTAs' TMA loads counted on its barrier, and
+      its commits multicast to the barriers of both.
 
 D[m, n] = sum_k A[m, k] * B[n, k]: A is M x K, B is N x K (both K-major), D is M x N in the input
 type, accumulated in fp32 in tensor memory. A CTA computes a BM x BN tile with tcgen05.mma
@@ -392,3 +395,117 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                 T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=1)
 
     return hgemm_v6
+
+
+def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, EPI_N=64):
+    """CTA pairs (tcgen05.mma cta_group::2): a cluster of 2 CTAs computes a 2*BM x BN tile with
+    one M = 2*BM MMA that the even CTA issues. Each CTA loads its BM rows of A and its BN / 2
+    rows of B into its own shared memory, completing on the even CTA's `full` barrier (which
+    expects both CTAs' bytes); the MMA reads both CTAs' stages and writes each CTA's BM rows of
+    the accumulator into that CTA's tensor memory; its commits arrive at both CTAs' barriers
+    (multicast), so each CTA frees its own stages and runs its own epilogue. Otherwise v5."""
+    _check("hgemm_v7", M, N, K, dtype, BM, BN, BK, STAGES, EPI_N)
+    if BN % 32:
+        raise ShapeError(f"hgemm_v7: BN={BN} must be a multiple of 32 (each CTA of the pair "
+                         f"holds BN / 2 rows of B, a multiple of 16)")
+    if M % (2 * BM):
+        raise ShapeError(f"hgemm_v7: M={M} is not a multiple of the pair's {2 * BM} rows")
+    pairs_m, tiles_n, k_tiles = M // (2 * BM), N // BN, math.ceil(K / BK)
+    group_m = math.gcd(GROUP_M, pairs_m)
+    tmem_cols = _tmem_columns(BN)
+    HALF_N = BN // 2
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * HALF_N, BK))
+    pair_stage_bytes = 2 * (BM + HALF_N) * BK * 2       # both CTAs' loads of one stage
+
+    @T.prim_func
+    def hgemm_v7(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype)):
+        pid = T.cta_id([2 * pairs_m * tiles_n])
+        T.cluster_shape([2, 1, 1])
+        wg = T.warpgroup_id([2])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        rank = T.cuda.cluster_ctarank()
+        leader = rank - rank % 2
+        m_pair, n0 = _tile_origin(pid // 2, pairs_m, tiles_n, group_m, 2 * BM, BN)
+        m0 = m_pair + rank % 2 * BM                     # this CTA's rows of A and D
+        nb = n0 + rank % 2 * HALF_N                     # this CTA's rows of B
+
+        pool = T.SMEMPool()
+        tmem_addr = pool.alloc((1,), "uint32")
+        full = pool.alloc((STAGES,), "uint64", align=8)      # the even CTA's counts both loads
+        empty = pool.alloc((STAGES,), "uint64", align=8)
+        acc_full = pool.alloc((1,), "uint64", align=8)
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * HALF_N, BK), dtype, layout=b_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(empty.ptr_to([s]), 1)
+                    T.ptx.mbarrier.init(acc_full.ptr_to([0]), 1)
+                # one warp of each CTA of the pair allocates, together
+                T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=tmem_cols, cta_group=2)
+                T.ptx.tcgen05.fence_before_thread_sync()
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+        T.ptx.tcgen05.fence_after_thread_sync()
+
+        tmem = T.decl_buffer((128, tmem_cols), "float32", scope="tmem",
+                             allocated_addr=tmem_addr[0],
+                             layout=TileLayout(S[(128, tmem_cols):(1 @ TLane, 1 @ TCol)]))
+
+        if wg == 0:
+            if warp == 0:
+                # --- TMA warp of each CTA: its halves, counted on the even CTA's barrier ---
+                if T.ptx.elect_sync():
+                    for kt in T.serial(k_tiles):
+                        s = kt % STAGES
+                        T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (kt // STAGES + 1) % 2)
+                        if rank % 2 == 0:
+                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), pair_stage_bytes)
+                        leader_full = T.cuda.mapa(full.ptr_to([s]), leader)
+                        Tx.copy_async(As[s * BM:s * BM + BM, :],
+                                      A[m0:m0 + BM, kt * BK:kt * BK + BK], leader_full)
+                        Tx.copy_async(Bs[s * HALF_N:s * HALF_N + HALF_N, :],
+                                      B[nb:nb + HALF_N, kt * BK:kt * BK + BK], leader_full)
+            if warp == 1:
+                # --- MMA warp of the even CTA: M = 2 * BM, commits to both CTAs ---
+                if rank % 2 == 0:
+                    if T.ptx.elect_sync():
+                        for kt in T.serial(k_tiles):
+                            s = kt % STAGES
+                            T.ptx.mbarrier.try_wait(full.ptr_to([s]), (kt // STAGES) % 2)
+                            Tx.gemm_async(tmem[:, :BN], As[s * BM:s * BM + BM, :],
+                                          Bs[s * HALF_N:s * HALF_N + HALF_N, :],
+                                          accum=(kt != 0), cta_group=2)
+                            T.ptx.tcgen05.commit(empty.ptr_to([s]), cta_group=2, multicast=0b11)
+                        T.ptx.tcgen05.commit(acc_full.ptr_to([0]), cta_group=2, multicast=0b11)
+        else:
+            # --- epilogue warpgroup of each CTA: its BM rows, from its own tensor memory ---
+            T.ptx.mbarrier.try_wait(acc_full.ptr_to([0]), 0)
+            T.ptx.tcgen05.fence_after_thread_sync()
+            acc = T.alloc_local((EPI_N,), "float32")
+            out = T.alloc_local((EPI_N,), dtype)
+            acc_wg = acc.view(128, EPI_N, layout=TileLayout(S[(128, EPI_N):(1 @ tid_in_wg, 1)]))
+            m_thr = T.meta_var(m0 + warp * 32 + lane)
+            for c0 in T.unroll(0, BN, EPI_N):
+                Tx.wg.copy_async(acc_wg[:, :], tmem[:, c0:c0 + EPI_N])
+                T.ptx.tcgen05.wait.ld()
+                Tx.cast(out[:], acc[:])
+                Tx.copy(D[m_thr, n0 + c0:n0 + c0 + EPI_N], out[:])
+
+        T.ptx.tcgen05.fence_before_thread_sync()
+        T.cuda.cluster_sync()           # neither CTA frees or exits while the pair still works
+        if wg == 0:
+            if warp == 0:
+                T.ptx.tcgen05.fence_after_thread_sync()
+                T.ptx.tcgen05.relinquish_alloc_permit(cta_group=2)
+                T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=2)
+
+    return hgemm_v7
