@@ -117,6 +117,15 @@ CASES = [
     OptCase("at-in-layout-string-ok", ["in.mlir"],
             {"in.mlir": 'func.func private @f() -> !tile.buf<array<i64: 4>, f16, "local", '
                         '#tile.layout<"S[4:1@laneid]">>\n'}, rc=0),
+    OptCase("unclosed-string-after-dialect-type", ["in.mlir", "-o", "out.mlir"],
+            {"in.mlir": '!x = !llvm.ptr\n"abc\n', "out.mlir": OLD},
+            errors=("in.mlir:2: a string literal is not closed on its line",)),
+    OptCase("unclosed-string-at-eof", ["in.mlir"],
+            {"in.mlir": 'func.func private @f() -> !llvm.ptr "'},
+            errors=("in.mlir:1: a string literal is not closed",)),
+    OptCase("quotes-and-at-in-strings-and-comments-ok", ["in.mlir"],
+            {"in.mlir": 'func.func @f() attributes {s = "a\\"b // c @ d"} { return } // "x @\n'},
+            rc=0),
     OptCase("llvm-array-type-ok", ["in.mlir"],
             {"in.mlir": "func.func private @f(!llvm.array<4 x f32>, tensor<2xindex>)\n"}, rc=0),
     # ---- argparse errors exit 2 with usage, never a traceback

@@ -2,9 +2,10 @@
 
 MLIR's parser recurses once per nesting level (regions, brackets, types), so very deep nesting
 overflows the C++ stack and kills the process; a dense array of an element type without a bit
-width (`array<index: 1>`) and a stray '@' closing a tile type's parameters (`...">@>`) fail
-assertions inside MLIR; binary data and MLIR bytecode give unreadable errors. All are caught
-here, before the text reaches MLIR.
+width (`array<index: 1>`), a stray '@' closing a tile type's parameters (`...">@>`) and a
+string literal left open after a dialect type (`!llvm.ptr "`) fail assertions inside MLIR or its
+Python bindings; binary data and MLIR bytecode give unreadable errors. All are caught here,
+before the text reaches MLIR.
 """
 
 from __future__ import annotations
@@ -26,9 +27,9 @@ DENSE_ARRAY_ELEMENTS = ("i1", "i8", "i16", "i32", "i64", "f32", "f64")
 _DENSE_ARRAY = re.compile(r"(?<![\w.!])array<\s*([^\s:>,]*)")
 
 
-# '@' starts a symbol name (@name, @"name"); anything else after it is a lexer error, which
-# inside an IRDL type's parameters trips an assertion of the Python bindings.
-_STRAY_AT = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|@(?![A-Za-z_"])')
+# Lexer errors that trip an assertion of the Python bindings when they follow a dialect type:
+# a string literal not closed on its line, and '@' not starting a symbol name (@name, @"name").
+_LEXICAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?P<open>")|(?P<at>@(?![A-Za-z_"]))')
 
 
 class SourceError(ValueError):
@@ -59,9 +60,11 @@ def check_source(text: str, name: str, first_line: int = 1) -> None:
             line = first_line + text.count("\n", 0, m.start())
             raise SourceError(f"{name}:{line}: array<{m.group(1)}: ...> is not a dense array; "
                               f"its elements are one of {', '.join(DENSE_ARRAY_ELEMENTS)}")
-    for m in _STRAY_AT.finditer(text):
-        if m.group() == "@":
+    for m in _LEXICAL.finditer(text):
+        if m.lastgroup:
             line = first_line + text.count("\n", 0, m.start())
+            if m.lastgroup == "open":
+                raise SourceError(f"{name}:{line}: a string literal is not closed on its line")
             raise SourceError(f"{name}:{line}: '@' must start a symbol name (@name or @\"name\")")
 
 
