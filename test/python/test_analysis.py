@@ -80,6 +80,48 @@ def test_granularity(kernel):
     assert a.granularity(v["i"]) == UNIFORM
 
 
+PERIODS = '''
+gpu.module @m {
+  gpu.func @k() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %tid = gpu.thread_id x
+    %lane = gpu.lane_id
+    %c3 = arith.constant 3 : index
+    %c8 = arith.constant 8 : index
+    %c16 = arith.constant 16 : index
+    %c31 = arith.constant 31 : index
+    %c40 = arith.constant 40 : index
+    %c48 = arith.constant 48 : index
+    %c48m = arith.constant 48 : index
+    %r48 = arith.remui %tid, %c48 : index
+    %r40 = arith.remui %tid, %c40 : index
+    %low = arith.andi %tid, %c31 : index
+    %high = arith.andi %tid, %c48m : index
+    %a = arith.divui %r48, %c16 : index
+    %b = arith.divui %r40, %c16 : index
+    %c = arith.divui %low, %c8 : index
+    %d = arith.divui %high, %c16 : index
+    %e = arith.divui %lane, %c3 : index
+    %f = arith.divui %tid, %c3 : index
+    "test.use"(%a, %b, %c, %d, %e, %f) : (index, index, index, index, index, index) -> ()
+    gpu.return
+  }
+}'''
+
+
+def test_a_divided_thread_index_is_coarse_only_where_its_groups_do_not_wrap():
+    with make_context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(PERIODS)
+        func = module.body.operations[0].regions[0].blocks[0].operations[0]
+        use = list(func.regions[0].blocks[0].operations)[-2].operation
+        a = analysis_of(use)
+        # (tid % 48) / 16 keeps groups of 16; (tid % 40) / 16 and lane / 3 wrap inside a group;
+        # a mask of low bits is a modulo; another mask is taken to vary per thread
+        assert [a.granularity(v) for v in use.operands] == [16, 1, 8, 1, 1, 3]
+        values = a.values(use.operands[1])
+        assert (values[32:48] != values[32]).any()
+
+
 def test_known_multiple(kernel):
     func, ops, v = kernel
     a = analysis_of(ops["test.use"][0])

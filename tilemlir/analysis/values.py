@@ -26,7 +26,7 @@ from mlir import ir
 UNIFORM = math.inf
 # Deeper chains of ops get the unknown answer (a bound on recursion, never optimistic).
 MAX_DEPTH = 64
-_UNKNOWN = {"granularity": 1, "thread_index": False, "elected": False, "multiple": 1,
+_UNKNOWN = {"granularity": 1, "thread_period": None, "elected": False, "multiple": 1,
             "values": None}
 
 
@@ -43,10 +43,10 @@ class ValueAnalysis:
     def granularity(self, v: ir.Value) -> float:
         return self._fact("granularity", v)
 
-    def thread_index(self, v: ir.Value) -> bool:
-        """threadIdx.x or the lane id, possibly reduced modulo a power of two: dividing it by c
-        gives a value of granularity c."""
-        return self._fact("thread_index", v)
+    def thread_period(self, v: ir.Value) -> float | None:
+        """p when v is the linear thread index modulo p (math.inf: the index itself), else None:
+        v / c, for a c that divides p, is constant on aligned groups of c threads."""
+        return self._fact("thread_period", v)
 
     def elected(self, v: ir.Value) -> bool:
         """v (an i1) holds on at most one lane of each warp."""
@@ -99,8 +99,8 @@ class Rule:
     def granularity(self, op, a: ValueAnalysis) -> float:
         return min((a.granularity(o) for o in op.operands), default=1)
 
-    def thread_index(self, op, a: ValueAnalysis) -> bool:
-        return False
+    def thread_period(self, op, a: ValueAnalysis) -> float | None:
+        return None
 
     def elected(self, op, a: ValueAnalysis) -> bool:
         return False
@@ -115,8 +115,8 @@ class Rule:
     def argument_granularity(self, v, block, a: ValueAnalysis) -> float:
         return UNIFORM
 
-    def argument_thread_index(self, v, block, a: ValueAnalysis) -> bool:
-        return False
+    def argument_thread_period(self, v, block, a: ValueAnalysis) -> float | None:
+        return None
 
     def argument_elected(self, v, block, a: ValueAnalysis) -> bool:
         return False
@@ -170,8 +170,11 @@ class ThreadId(Rule):
             return 1
         return a.block[0] if a.block else 1
 
-    def thread_index(self, op, a):
-        return self._dim(op) == "x"
+    def thread_period(self, op, a):
+        if self._dim(op) != "x":
+            return None
+        # threadIdx.x is the linear index modulo the block's x extent when y or z > 1
+        return a.block[0] if a.block and a.block[1] * a.block[2] > 1 else math.inf
 
     def values(self, op, a):
         return a.thread_id(self._dim(op))
@@ -181,8 +184,8 @@ class LaneId(Rule):
     def granularity(self, op, a):
         return 1
 
-    def thread_index(self, op, a):
-        return True
+    def thread_period(self, op, a):
+        return 32
 
     def values(self, op, a):
         return a.threads % 32
@@ -201,14 +204,10 @@ class SingleThread(Rule):
 class Binary(Rule):
     """An integer op of two operands, evaluated thread by thread with `ufunc`."""
 
-    def __init__(self, ufunc=None, multiple=None, keeps_thread_index=False, divides=False):
+    def __init__(self, ufunc=None, multiple=None, divides=False):
         self.ufunc = ufunc
         self.multiple_of = multiple
-        self.keeps_thread_index = keeps_thread_index
         self.divides = divides
-
-    def thread_index(self, op, a):
-        return self.keeps_thread_index and a.thread_index(op.operands[0])
 
     def multiple(self, op, a):
         if self.multiple_of is None:
@@ -224,8 +223,30 @@ class Binary(Rule):
         return _wrap(self.ufunc(lhs, rhs), op.result.type)
 
 
+def _divides(c: int, period: float | None) -> bool:
+    return period is not None and (period == math.inf or period % c == 0)
+
+
+class Modulo(Binary):
+    """x % c and x & (c - 1): the thread index modulo p, reduced modulo a c dividing p, is the
+    thread index modulo c."""
+
+    def __init__(self, ufunc, mask=False):
+        super().__init__(ufunc, divides=not mask)
+        self.mask = mask
+
+    def thread_period(self, op, a):
+        c = a.constant(op.operands[1])
+        if c is None or c < 0:
+            return None
+        if self.mask:
+            c = c + 1 if c & (c + 1) == 0 else 0      # only a mask of low bits is a modulo
+        return c if c > 0 and _divides(c, a.thread_period(op.operands[0])) else None
+
+
 class Division(Binary):
-    """x / c and x >> c: a thread index divided by c is constant on aligned groups of c."""
+    """x / c and x >> c: the thread index modulo a multiple of c, divided by c, is constant on
+    aligned groups of c."""
 
     def __init__(self, ufunc=None, shift=False):
         super().__init__(ufunc, divides=not shift)
@@ -234,9 +255,10 @@ class Division(Binary):
     def granularity(self, op, a):
         base = super().granularity(op, a)
         c = a.constant(op.operands[1])
-        if c is not None and c > 0 and a.thread_index(op.operands[0]):
-            return max(base, 1 << c if self.shift else c)
-        return base
+        if c is None or c <= 0:
+            return base
+        factor = 1 << c if self.shift else c
+        return max(base, factor) if _divides(factor, a.thread_period(op.operands[0])) else base
 
 
 class Compare(Rule):
@@ -253,12 +275,12 @@ class Compare(Rule):
 
 
 class Cast(Rule):
-    def __init__(self, keeps_thread_index=False, keeps_multiple=True):
-        self.keeps_thread_index = keeps_thread_index
+    def __init__(self, keeps_thread_period=False, keeps_multiple=True):
+        self.keeps_thread_period = keeps_thread_period
         self.keeps_multiple = keeps_multiple
 
-    def thread_index(self, op, a):
-        return self.keeps_thread_index and a.thread_index(op.operands[0])
+    def thread_period(self, op, a):
+        return a.thread_period(op.operands[0]) if self.keeps_thread_period else None
 
     def multiple(self, op, a):
         return a.multiple(op.operands[0]) if self.keeps_multiple else 1
@@ -315,8 +337,8 @@ RULES: dict[str, Rule] = {
     "arith.subi": Binary(np.subtract, _gcd),
     "arith.muli": Binary(np.multiply, _product),
     "arith.shli": Binary(np.left_shift, _shifted),
-    "arith.remui": Binary(np.remainder, keeps_thread_index=True, divides=True),
-    "arith.andi": Binary(np.bitwise_and, keeps_thread_index=True),
+    "arith.remui": Modulo(np.remainder),
+    "arith.andi": Modulo(np.bitwise_and, mask=True),
     "arith.ori": Binary(np.bitwise_or),
     "arith.xori": Binary(np.bitwise_xor),
     "arith.divui": Division(np.floor_divide),
@@ -324,8 +346,8 @@ RULES: dict[str, Rule] = {
     "arith.divsi": Division(),
     "arith.shrsi": Division(shift=True),
     "arith.cmpi": Compare(),
-    "arith.index_cast": Cast(keeps_thread_index=True),
-    "arith.index_castui": Cast(keeps_thread_index=True),
+    "arith.index_cast": Cast(keeps_thread_period=True),
+    "arith.index_castui": Cast(keeps_thread_period=True),
     "arith.extui": Cast(),
     "arith.extsi": Cast(),
     "arith.trunci": Cast(keeps_multiple=False),
