@@ -108,6 +108,14 @@ def test_the_foundation_layers_import_only_the_ones_below():
     assert upward == {}
 
 
+def test_dispatch_reads_buffers_through_ir_not_lowering():
+    """dispatch/ sits under lowering/: only the registry's registration import goes up."""
+    above = ("tilemlir.lowering", "tilemlir.runtime", "tilemlir.dsl", "tilemlir.lang")
+    reaching = {name: sorted(m for m in deps if m.startswith(above))
+                for name, deps in import_graph().items() if name.startswith("tilemlir.dispatch")}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
 def test_shared_lowering_code_does_not_import_the_variants():
     """lowering/ (addresses, access plans, materialize) sits under lowering/cuda/, which uses it."""
     variants = "tilemlir.lowering.cuda"
