@@ -144,7 +144,7 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds per mutant")
-    ap.add_argument("--pipeline", default="tile-to-ptx{{chip={chip}}}",
+    ap.add_argument("--pipeline", default="tile-to-ptx{chip={chip}}",
                     help="the pass pipeline inside builtin.module(...); {chip} is the mutant's chip")
     ap.add_argument("--only", type=int, help="run (and print) just this mutant")
     ap.add_argument("--out", help="write the summary (Markdown) here")
@@ -160,7 +160,7 @@ def main() -> None:
         text, chip = mutant(seeds, args.seed, i)
         cases.append({"id": str(i), "kind": "opt", "stdin": base64.b64encode(
             text.encode("utf-8", "surrogatepass")).decode(),
-            "argv": [f"--pass-pipeline=builtin.module({args.pipeline.format(chip=chip)})"]})
+            "argv": [f"--pass-pipeline=builtin.module({args.pipeline.replace('{chip}', chip)})"]})
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")]))
     env.pop("TILEMLIR_DEBUG", None)
     results: dict = {}

@@ -223,6 +223,9 @@ def _run(args) -> int:
     from tilemlir.ir.context import make_context
     args.filename, text = _read_input(args.input)
     ctx = make_context()
+    # MLIR's worker threads (parallel verification and nested pass pipelines) would call the
+    # Python diagnostic handler without holding the GIL, which kills the process.
+    ctx.enable_multithreading(False)
     outputs, failed, problems = [], False, []
     for chunk, first_line in _chunks(text, args.split_input_file):
         out, produced = _process(chunk, first_line, args, ctx)
