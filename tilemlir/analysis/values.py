@@ -10,6 +10,9 @@ For an SSA value v the analysis answers three questions:
     values(v)       v on every thread of the block (an int64 array, thread t = x + bx * (y +
                     by * z)), or None when it cannot be computed exactly
 
+and two that the rules need on the way: thread_period(v) (v is the thread index modulo p, so
+v / c is c-granular when c divides p) and elected(v) (v holds on one lane of each warp).
+
 Each op's rule derives its result's facts from its operands' facts; an op without a rule knows
 nothing (granularity: the finest of its operands'). Block arguments ask the rule of the op that
 owns their region. Answers are memoized per value, so one analysis is built per query and
