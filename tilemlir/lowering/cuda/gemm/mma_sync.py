@@ -38,10 +38,6 @@ from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, target_supports
 
 
-def _type_name(t: ir.Type) -> str:
-    return str(t)
-
-
 # ------------------------------------------------------------------------------ predicates
 @predicate("register_operands")
 def register_operands(ctx):
@@ -55,8 +51,7 @@ def register_operands(ctx):
 
 @predicate("dtypes")
 def dtypes(ctx):
-    a, b = _type_name(ctx.buffer("a").elem), _type_name(ctx.buffer("b").elem)
-    c, d = _type_name(ctx.buffer("c").elem), _type_name(ctx.buffer("d").elem)
+    a, b, c, d = (str(ctx.buffer(n).elem) for n in "abcd")
     problems = []
     if a not in ("f16", "bf16"):
         problems.append(f"A is {a}, needs f16 or bf16")
@@ -232,7 +227,7 @@ def _plan_for(ctx, inst: MmaSync, dims, nwarps: int) -> MmaPlan:
 def plan(ctx) -> MmaPlan:
     dims = logical_dims(ctx)
     nwarps = ctx.scope_threads() // 32
-    input_type = _type_name(ctx.buffer("a").elem)
+    input_type = str(ctx.buffer("a").elem)
     reasons = []
     for inst in MMA_SYNC:           # k16 entries come before k8 ones
         if inst.input_type != input_type:
