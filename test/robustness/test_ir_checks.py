@@ -58,6 +58,8 @@ REJECTED = [
     ("slice-out-of-range", "sm_80", slice_case("12, 0", W8), "window [12, 20) of dim 0 is outside"),
     ("slice-negative", "sm_80", slice_case("-4, 0", W8), "window [-4, 4) of dim 0"),
     ("slice-last-column", "sm_80", slice_case("0, 9", W8), "window [9, 17) of dim 1"),
+    ("slice-i8-offsets", "sm_80", slice_case("0, 0", W8).replace("array<i64: 0, 0>", "array<i8: 0, 0>"),
+     "tile.slice static_offsets must be an array<i64: ...>, got array<i8: 0, 0>"),
     ("slice-wrong-rank-short", "sm_80", slice_case("0", W8), "1 static_offsets for a source of rank 2"),
     ("slice-wrong-rank-long", "sm_80", slice_case("0, 0, 0", W8), "3 static_offsets"),
     ("slice-higher-rank", "sm_80", slice_case("0, 0", shared("2, 8, 8", "S[(2, 8, 8):(128, 16, 1)]")),

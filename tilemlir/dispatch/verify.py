@@ -92,7 +92,11 @@ def _check_slice(op: ir.Operation, problems: _Problems) -> None:
     dst = _buffer(op.results[0], "the result of tile.slice", op, problems)
     if src is None or dst is None:
         return
-    offsets = list(ir.DenseI64ArrayAttr(op.attributes["static_offsets"]))
+    attr = op.attributes["static_offsets"]
+    if not isinstance(attr, ir.DenseI64ArrayAttr):
+        problems.add(op, f"tile.slice static_offsets must be an array<i64: ...>, got {attr}")
+        return
+    offsets = list(ir.DenseI64ArrayAttr(attr))
     if len(offsets) != len(src.shape):
         problems.add(op, f"tile.slice has {len(offsets)} static_offsets for a source of rank "
                          f"{len(src.shape)} ({src.describe()})")
