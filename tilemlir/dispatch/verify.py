@@ -11,11 +11,11 @@ from __future__ import annotations
 
 from mlir import ir
 
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
 from tilemlir.layout import LayoutError
 from tilemlir.target import Target
 
-DYNAMIC_OFFSET = -(2 ** 63)          # tile.slice's marker for a dynamic offset
 MAX_BLOCK_THREADS = 1024
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
@@ -46,11 +46,14 @@ def _buffer(value: ir.Value, what: str, op: ir.Operation, problems: _Problems):
 
 
 _TYPE_PROBLEMS: dict[str, str | None] = {}
+_TYPE_PROBLEMS_KEPT = 4096
 
 
 def _buffer_type_problem(text: str, type_: ir.Type) -> str | None:
     """What is wrong with a !tile.buf type, or None (cached: kernels reuse few types)."""
     if text not in _TYPE_PROBLEMS:
+        if len(_TYPE_PROBLEMS) >= _TYPE_PROBLEMS_KEPT:   # a long-lived process: stay bounded
+            _TYPE_PROBLEMS.clear()
         _TYPE_PROBLEMS[text] = _find_type_problem(type_)
     return _TYPE_PROBLEMS[text]
 
