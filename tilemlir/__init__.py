@@ -13,6 +13,9 @@ def __getattr__(name):
     if name == "compile":
         from tilemlir.runtime.compiler import compile
         return compile
+    if name == "autotune":
+        from tilemlir.runtime.tuning import autotune
+        return autotune
     if name == "torch_op":
         from tilemlir.runtime.torch_ops import torch_op
         return torch_op

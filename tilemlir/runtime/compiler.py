@@ -312,7 +312,7 @@ def _write_dump(name: str | None, key: str, files: dict[str, bytes],
               or ("ptx" in wanted and n.endswith(".ptx"))}
     try:
         for rel, data in chosen.items():
-            _replace_file(out / rel, data)
+            replace_file(out / rel, data)
     except OSError as e:
         warnings.warn(f"tilemlir: cannot write the dump to {out} ({e})", DumpWarning,
                       stacklevel=3)
@@ -320,7 +320,7 @@ def _write_dump(name: str | None, key: str, files: dict[str, bytes],
     return out
 
 
-def _replace_file(path: Path, data: bytes) -> None:
+def replace_file(path: Path, data: bytes) -> None:
     """Writes `path` by a rename, so processes dumping the same kernel never see a torn file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
