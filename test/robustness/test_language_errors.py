@@ -24,6 +24,19 @@ CASES = [
     compile_case("keyword_only", "KernelError", "keyword-only"),
     compile_case("recursive_helper", "KernelError", "again() calls itself"),
     compile_case("unroll_4096_is_fine", None),
+    *[PyCase(f"language-buffer-shape-{i}", "import tilemlir.lang as T\n"
+             f"T.Buffer({shape}, 'float16')", "KernelError",
+             ("T.Buffer shape entries are positive integers",))
+      for i, shape in enumerate(["(16.5, 8)", "(True, 8)", "(0, 8)", "(-4,)", "('16', 8)",
+                                 "(16, None)"])],
+    PyCase("language-alloc-local-float-shape", "import tilemlir.lang as T\n"
+           "T.alloc_buffer((2.0, 4), 'float32')", "KernelError",
+           ("alloc_local shape entries are positive integers, got 2.0",)),
+    PyCase("language-1000-parameters", "import tilemlir.lang as T\n"
+           "names = ', '.join(f'p{i}: T.int32' for i in range(1000))\n"
+           "exec(f'def many({names}):\\n    pass', globals())\n"
+           "tilemlir.compile(T.prim_func(many), target='sm_80', cache=False)",
+           "KernelError", ("many takes 1000 parameters; a kernel's parameters must fit in 4096 bytes",)),
     PyCase("language-class-as-kernel", "import tilemlir.lang as T\n"
            "class K:\n    pass\n"
            "tilemlir.compile(T.prim_func(K), target='sm_80', cache=False)",

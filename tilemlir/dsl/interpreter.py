@@ -124,10 +124,22 @@ def _syntax_tree(code) -> tuple[ast.Module, str]:
     return ast.parse(source), inspect.getsourcefile(code) or "<kernel>"
 
 
+# The parameter space every chip and PTX version accepts (later PTX on sm_70+ allows 32 KB); a
+# parameter (a pointer or a scalar, aligned) takes at most 8 bytes.
+MAX_PARAM_BYTES = 4096
+PARAM_BYTES = 8
+
+
 class Interpreter:
     def __init__(self, fn):
         if not inspect.isfunction(fn):
             raise KernelError(f"{fn!r} is not a function: a kernel is a plain `def`")
+        params = fn.__code__.co_argcount
+        if params * PARAM_BYTES > MAX_PARAM_BYTES:
+            raise KernelError(f"{fn.__code__.co_filename}:{fn.__code__.co_firstlineno}: "
+                              f"{fn.__name__} takes {params} parameters; a kernel's parameters "
+                              f"must fit in {MAX_PARAM_BYTES} bytes (at most "
+                              f"{MAX_PARAM_BYTES // PARAM_BYTES} of up to {PARAM_BYTES} bytes)")
         self.fn = fn
         self.tree, self.filename = _syntax_tree(fn.__code__)
         self.line_offset = fn.__code__.co_firstlineno - 1

@@ -5,6 +5,7 @@ All of these build IR in the kernel currently being built (see builder.current()
 
 from __future__ import annotations
 
+import operator
 from dataclasses import dataclass
 
 from mlir import ir
@@ -25,8 +26,19 @@ class Buffer:
     dtype: str
 
     def __init__(self, shape, dtype):
-        object.__setattr__(self, "shape", tuple(int(d) for d in shape))
+        object.__setattr__(self, "shape", static_shape(shape, "T.Buffer"))
         object.__setattr__(self, "dtype", str(dtype))
+
+
+def static_shape(shape, what: str) -> tuple[int, ...]:
+    """`shape` as positive Python ints; a float, a bool or a non-positive extent is an error
+    (int() would silently truncate 16.5 to 16, or turn True into 1)."""
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    for d in dims:
+        if isinstance(d, bool) or not hasattr(d, "__index__") or operator.index(d) < 1:
+            raise KernelError(f"{what} shape entries are positive integers, got {d!r} in "
+                              f"{dims!r}")
+    return tuple(operator.index(d) for d in dims)
 
 
 @dataclass(frozen=True)
@@ -176,7 +188,7 @@ def _layout(shape, layout) -> TileLayout:
 
 def alloc_local(shape, dtype, layout: TileLayout | None = None) -> TileBuffer:
     """Registers: per-thread storage sized by the layout's memory span."""
-    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    shape = static_shape(shape, "alloc_local")
     t = buffer_type(shape, mlir_type(dtype), "local", _layout(shape, layout))
     return TileBuffer(ir.Operation.create("tile.alloc_local", results=[t]).result)
 
@@ -195,7 +207,7 @@ def decl_buffer(shape, dtype, scope: str = "tmem", allocated_addr=None,
     if allocated_addr is None:
         raise KernelError("decl_buffer needs allocated_addr=")
     addr = as_scalar(allocated_addr, emit.i32())
-    shape = tuple(shape)
+    shape = static_shape(shape, "decl_buffer")
     t = buffer_type(shape, mlir_type(dtype), "tmem", _layout(shape, layout))
     return TileBuffer(ir.Operation.create("tile.tmem", results=[t], operands=[addr.value]).result)
 
