@@ -64,3 +64,9 @@ def unroll_4096_is_fine(D: T.Buffer((16,), "float32")):
     for i in T.unroll(4096):
         pass
     D[lane % 16] = D[lane % 16]
+
+
+@T.prim_func
+def grid_too_tall(D: T.Buffer((16,), "float32")):
+    T.cta_id([1, 70000])
+    T.lane_id([32])

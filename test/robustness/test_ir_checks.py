@@ -95,6 +95,8 @@ REJECTED = [
     ("block-z-65", "sm_80", kernel("", block="1, 1, 65"), "known_block_size z = 65 exceeds the hardware limit 64"),
     ("block-negative", "sm_80", kernel("", block="-32, 1, 1"), "three positive extents"),
     ("block-two-dims", "sm_80", kernel("", block="32, 1"), "known_block_size"),
+    ("language-grid-y-too-large", "sm_80", kernel("", extra=", tile.grid = array<i32: 1, 70000, 1>"),
+     "tile.grid y = 70000 exceeds the hardware limit 65535"),
     ("grid-y-too-large", "sm_80", kernel("", extra=", known_grid_size = array<i32: 1, 70000, 1>"),
      "known_grid_size y = 70000 exceeds the hardware limit 65535"),
     # tensor memory columns

@@ -24,6 +24,8 @@ CASES = [
     compile_case("keyword_only", "KernelError", "keyword-only"),
     compile_case("recursive_helper", "KernelError", "again() calls itself"),
     compile_case("unroll_4096_is_fine", None),
+    compile_case("grid_too_tall", "KernelError",
+                 "a grid extent of 70000 along y exceeds the hardware limit 65535"),
     *[PyCase(f"language-buffer-shape-{i}", "import tilemlir.lang as T\n"
              f"T.Buffer({shape}, 'float16')", "KernelError",
              ("T.Buffer shape entries are positive integers",))

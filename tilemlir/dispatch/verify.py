@@ -251,6 +251,7 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
             tile_ops_seen = False
             _check_extents(op, "known_block_size", MAX_BLOCK_DIMS, problems)
             _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
+            _check_extents(op, "tile.grid", MAX_GRID_DIMS, problems)   # the language's grid
         elif name.startswith("tile."):
             _check_buffer_values(op, problems)
         if name in ROOT_SCOPES:

@@ -129,10 +129,17 @@ def _dims(dims, what: str) -> list[int]:
     return dims
 
 
+MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
+
+
 def cta_id(dims):
     """The CTA coordinates in a grid of `dims` (1 to 3 extents); one value per dimension."""
     from mlir.dialects import gpu
     dims = _dims(dims, "T.cta_id")
+    for axis, (extent, limit) in enumerate(zip(dims, MAX_GRID_DIMS)):
+        if extent > limit:
+            raise KernelError(f"T.cta_id: a grid extent of {extent} along {'xyz'[axis]} exceeds "
+                              f"the hardware limit {limit}")
     current().set_grid(dims)
     ids = [Scalar(gpu.block_id(getattr(gpu.Dimension, "xyz"[i]))) for i in range(len(dims))]
     return ids[0] if len(ids) == 1 else tuple(ids)
