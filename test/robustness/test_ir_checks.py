@@ -149,6 +149,17 @@ REJECTED = [
     ("global-of-tmem-type", "sm_100a", kernel(
         '      %g = "tile.global"(%p) : (!llvm.ptr) -> !tile.buf<array<i64: 4>, f32, "tmem", #tile.layout<"S[4:1]">>',
         params="%p: !llvm.ptr"), 'tile.global makes a global buffer, but its result type says "tmem"'),
+    ("fill-non-injective-shared", "sm_80", kernel(
+        f'      %s = "tile.alloc_shared"() {{offset = 0 : i64}} : () -> {shared("16, 16", "S[(16, 16):(1, 1)]", "f32")}\n'
+        f'      "tile.fill"(%s, %v) {{scope = "warp"}} : ({shared("16, 16", "S[(16, 16):(1, 1)]", "f32")}, f32) -> ()',
+        params="%v: f32"),
+     "tile.fill writes a destination whose layout S[(16, 16):(1, 1)] puts two elements in one place"),
+    ("copy-non-injective-global", "sm_80", kernel(
+        '      %g = "tile.global"(%p) : (!llvm.ptr) -> !tile.buf<array<i64: 32, 4>, f16, "global", #tile.layout<"S[(32, 4):(2, 1)]">>\n'
+        '      %s = "tile.alloc_shared"() {offset = 0 : i64} : () -> !tile.buf<array<i64: 32, 4>, f16, "shared", #tile.layout<"S[(32, 4):(4, 1)]">>\n'
+        '      "tile.copy"(%g, %s) {scope = "warp"} : (!tile.buf<array<i64: 32, 4>, f16, "global", #tile.layout<"S[(32, 4):(2, 1)]">>, !tile.buf<array<i64: 32, 4>, f16, "shared", #tile.layout<"S[(32, 4):(4, 1)]">>) -> ()',
+        params="%p: !llvm.ptr"),
+     "tile.copy writes a destination whose layout S[(32, 4):(2, 1)] puts two elements in one place"),
     # nvvm ops the chip lacks: rejected instead of an LLVM abort
     ("nvvm-st-bulk-sm80", "sm_80", nvvm("nvvm.st.bulk %p, size = %n : !llvm.ptr", "%p: !llvm.ptr, %n: i64"),
      "'nvvm.st.bulk' needs a chip with st.bulk; the target is sm_80"),

@@ -23,6 +23,9 @@ TMEM_COLUMNS = (32, 64, 128, 256, 512)
 # The memory each root op's buffer lives in (its result type must say the same).
 ROOT_SCOPES = {"tile.global": "global", "tile.alloc_shared": "shared",
                "tile.alloc_local": "local", "tile.tmem": "tmem"}
+# Primitives whose operand 0 is written: two elements landing on one place would race.
+WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.fill", "tile.cast", "tile.gemm",
+               "tile.gemm_async")
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
 # Layout strides and offsets become i32/i64 address arithmetic: keep them far from overflow.
@@ -204,6 +207,28 @@ def _check_buffer_values(op: ir.Operation, problems: _Problems) -> None:
             _buffer(value, f"result {i} of {op.name}", op, problems)
 
 
+_INJECTIVE: dict[str, bool] = {}
+
+
+def _check_destination(op: ir.Operation, problems: _Problems) -> None:
+    """The buffer a primitive writes maps every element (and replica) to a place of its own."""
+    if not len(op.operands):
+        return
+    dst = op.operands[0]
+    text = str(dst.type)
+    if not is_buffer_type(dst.type) or _buffer_type_problem(text, dst.type):
+        return
+    if text not in _INJECTIVE:
+        if len(_INJECTIVE) >= _TYPE_PROBLEMS_KEPT:
+            _INJECTIVE.clear()
+        _INJECTIVE[text] = parse_buffer_type(dst.type).layout.is_injective()
+    if not _INJECTIVE[text]:
+        layout = parse_buffer_type(dst.type).layout
+        problems.add(op, f"{op.name} writes a destination whose layout {layout} puts two "
+                         f"elements in one place (a write race): a destination layout must be "
+                         f"injective")
+
+
 def _check_root_scope(op: ir.Operation, problems: _Problems) -> None:
     result = op.results[0]
     if not is_buffer_type(result.type) or _buffer_type_problem(str(result.type), result.type):
@@ -254,6 +279,8 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
             _check_extents(op, "tile.grid", MAX_GRID_DIMS, problems)   # the language's grid
         elif name.startswith("tile."):
             _check_buffer_values(op, problems)
+        if name in WRITING_OPS:
+            _check_destination(op, problems)
         if name in ROOT_SCOPES:
             _check_root_scope(op, problems)
         return ir.WalkResult.ADVANCE
