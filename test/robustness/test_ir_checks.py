@@ -228,6 +228,10 @@ ACCEPTED = [
     ("slice-dropped-dim", "sm_80", slice_case("15, 0", ROW)),
     ("shared-160KiB-sm80", "sm_80", alloc("160, 1024", "S[(160, 1024):(1024, 1)]", 0, "i8")),
     ("shared-220KiB-sm90a", "sm_90a", alloc("220, 1024", "S[(220, 1024):(1024, 1)]", 0, "i8")),
+    *[(f"global-{n}-squared", "sm_90a", kernel(
+        f'      %g = "tile.global"(%p) : (!llvm.ptr) -> !tile.buf<array<i64: {n}, {n}>, f16, "global", '
+        f'#tile.layout<"S[({n}, {n}):({n}, 1)]">>', params="%p: !llvm.ptr"))
+      for n in (8192, 65536)],
     ("block-1024", "sm_80", kernel("", block="1024, 1, 1")),
     ("block-32x32", "sm_80", kernel("", block="32, 32, 1")),
     ("nvvm-st-bulk-sm100a", "sm_100a", nvvm("nvvm.st.bulk %p, size = %n : !llvm.ptr", "%p: !llvm.ptr, %n: i64")),

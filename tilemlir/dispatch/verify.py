@@ -28,8 +28,12 @@ WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.fill", "tile.cast", "tile.g
                "tile.gemm_async")
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
-# Layout strides and offsets become i32/i64 address arithmetic: keep them far from overflow.
+# Layout strides and offsets of on-chip buffers become i32 address arithmetic, global ones i64:
+# keep them far from overflow.
 MAX_LAYOUT_VALUE = 2 ** 31 - 1
+MAX_GLOBAL_LAYOUT_VALUE = 2 ** 47
+# Injectivity is checked by enumerating every element: affordable up to this many.
+MAX_INJECTIVITY_ELEMENTS = 2 ** 20
 MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)
 MAX_SWIZZLE_BITS = 24                   # far beyond the 128-byte swizzles the hardware knows
 
@@ -81,8 +85,9 @@ def _find_type_problem(type_: ir.Type) -> str | None:
         return f"swizzle {swizzle} reaches beyond bit {MAX_SWIZZLE_BITS} of the address"
     values = [abs(it.stride) * it.extent for it in layout.shard + layout.replica]
     values += [abs(v) for v in layout.offset.values()]
-    if any(v > MAX_LAYOUT_VALUE for v in values):
-        return f"layout {layout} reaches beyond {MAX_LAYOUT_VALUE} (strides, offsets)"
+    limit = MAX_GLOBAL_LAYOUT_VALUE if buf.scope == "global" else MAX_LAYOUT_VALUE
+    if any(v > limit for v in values):
+        return f"layout {layout} reaches beyond {limit} (strides, offsets)"
     try:
         layout.checked_shape(buf.shape)
     except LayoutError as err:
@@ -221,7 +226,8 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
     if text not in _INJECTIVE:
         if len(_INJECTIVE) >= _TYPE_PROBLEMS_KEPT:
             _INJECTIVE.clear()
-        _INJECTIVE[text] = parse_buffer_type(dst.type).layout.is_injective()
+        layout = parse_buffer_type(dst.type).layout
+        _INJECTIVE[text] = layout.size() > MAX_INJECTIVITY_ELEMENTS or layout.is_injective()
     if not _INJECTIVE[text]:
         layout = parse_buffer_type(dst.type).layout
         problems.add(op, f"{op.name} writes a destination whose layout {layout} puts two "
