@@ -243,8 +243,9 @@ def _check_async_proxy_pass(options):
 def _to_ptx_pipeline(options):
     target = _option_target(options) or Target.parse(DEFAULT_CHIP)
     opts = {"chip": target.chip, "ptx": str(target.ptx)}
-    # The proxy check reads tile IR: after dispatch the buffers are pointer arithmetic.
-    return (_check_async_proxy_pass(opts) + _dispatch_pass(opts)
+    # The proxy check reads tile IR (after dispatch the buffers are pointer arithmetic), and
+    # only IR the verifier accepted: it assumes buffer types that parse and fit.
+    return (_verify_pass(opts) + _check_async_proxy_pass(opts) + _dispatch_pass(opts)
             + [("mlir", "canonicalize"), ("mlir", "cse")]
             + _materialize_pass(opts) + _check_target_pass(opts)
             + nvvm_pipeline(target, int(options.get("opt-level", 3))))
@@ -280,7 +281,7 @@ TILE_PASSES = {
         "tile-kernel-abi", "on lowered llvm.func kernels: TMA tensor-map parameters become "
         "64-byte-aligned by-value grid constants", {}, _kernel_abi_pass),
     "tile-to-ptx": PassInfo(
-        "tile-to-ptx", "tile-check-async-proxy, tile-dispatch, canonicalize, cse, "
+        "tile-to-ptx", "tile-verify, tile-check-async-proxy, tile-dispatch, canonicalize, cse, "
         "tile-materialize, tile-check-target, "
         "then the passes of the upstream gpu-lower-to-nvvm-pipeline (with tile-kernel-abi after "
         "convert-gpu-to-nvvm) to LLVM with embedded PTX",
