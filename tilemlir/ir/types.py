@@ -65,6 +65,7 @@ def element_bits(t: ir.Type) -> int:
     raise ValueError(f"no bit width for element type {t}")
 
 
+@functools.lru_cache(maxsize=4096)
 def is_buffer_type(t: ir.Type) -> bool:
     return str(t).startswith("!tile.buf<")
 
@@ -78,7 +79,11 @@ def _parse(text: str) -> tuple:
     return shape, m.group("elem"), m.group("scope"), from_attr_text(m.group("layout"))
 
 
+@functools.lru_cache(maxsize=4096)
 def parse_buffer_type(t: ir.Type) -> BufferType:
+    # Cached on the uniqued type itself (printing it is most of the cost; dispatch asks for the
+    # same few types thousands of times). A cached type keeps its Context alive, so an entry
+    # can never be answered for another Context's type.
     shape, elem, scope, layout = _parse(str(t))
     with t.context:
         return BufferType(shape, ir.Type.parse(elem), scope, layout)

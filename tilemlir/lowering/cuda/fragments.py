@@ -9,6 +9,8 @@ layout does not name are *free*: every thread along them holds its own copy (mar
 
 from __future__ import annotations
 
+import functools
+
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,7 +43,10 @@ class ThreadMap:
         return bool((self.warp >= 0).all())
 
 
+@functools.lru_cache(maxsize=1024)
 def thread_map(buf: BufferType) -> ThreadMap:
+    """Cached per buffer type (a pure function of its layout and shape); the arrays are
+    read-only, as they are shared."""
     values = buf.layout.evaluate_all(buf.shape)
     shape = tuple(buf.shape)
     tid = np.zeros(shape, dtype=np.int64)
@@ -51,6 +56,8 @@ def thread_map(buf: BufferType) -> ThreadMap:
     lane = tid % 32 if any(a in values for a in LANE_AXES) else np.full(shape, -1)
     warp = tid // 32 if any(a in values for a in WARP_AXES) else np.full(shape, -1)
     slot = np.asarray(values.get("m", np.zeros(shape, dtype=np.int64)), dtype=np.int64)
+    for array in (lane, warp, slot):
+        array.flags.writeable = False
     return ThreadMap(lane, warp, slot)
 
 

@@ -22,12 +22,15 @@ one cvt.rn.{f16,bf16}x2.f32 where the chip has it (sm_80+), else one element at 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from mlir import ir
 from mlir.dialects import arith, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
+from tilemlir.ir.types import BufferType
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
@@ -73,7 +76,12 @@ def convertible(ctx):
 
 def slot_mapping(ctx) -> dict[int, int]:
     """{source slot: destination slot}, the same for every thread, or raises Reject."""
-    dst, src = ctx.buffer("dst"), ctx.buffer("src")
+    return dict(_slot_mapping(ctx.buffer("dst"), ctx.buffer("src")))
+
+
+@functools.lru_cache(maxsize=1024)
+def _slot_mapping(dst: BufferType, src: BufferType) -> tuple[tuple[int, int], ...]:
+    """slot_mapping's pairs, per (dst, src) buffer types: a kernel casts few distinct tiles."""
     dmap, smap = fragments.thread_map(dst), fragments.thread_map(src)
     for what, d, s in (("lane", dmap.lane, smap.lane), ("warp", dmap.warp, smap.warp)):
         miss = fragments.first_mismatch(d, s)
@@ -87,7 +95,7 @@ def slot_mapping(ctx) -> dict[int, int]:
             coord = [int(i) for i in np.unravel_index(index, dst.shape)]
             raise Reject(f"src slot {s} goes to dst slot {mapping[s]} for one element but to "
                          f"slot {d} for element {coord}")
-    return mapping
+    return tuple(mapping.items())
 
 
 def _convert(value: ir.Value, to: ir.Type) -> ir.Value:
