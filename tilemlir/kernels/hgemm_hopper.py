@@ -7,13 +7,16 @@
   v5  Warp specialization: warpgroup 0 is the producer (it only issues TMA, with its register
       budget lowered by setmaxnreg), the consumer warpgroups only compute (budget raised).
       Stages are freed through an `empty` barrier per stage, one arrival per consumer.
+  v6  Persistent tiles: one CTA per SM walks the output tiles; the producer runs ahead into the
+      next tile while the consumers write the last one back (stmatrix -> shared -> TMA store).
 
 D[m, n] = sum_k A[m, k] * B[n, k]: A is M x K, B is N x K (both K-major, as the seeds store
 them), D is M x N in the input type, accumulated in fp32. Each CTA computes a BM x BN tile with
 BM / 64 consumer warpgroups (64 rows each, wgmma m64nBNk16). TMA zero-fills reads past the
-edges, so K needs no padding; M and N must be multiples of the tile (the epilogue writes whole
-tiles from registers). Tiles are visited in grouped order (GROUP_M tile rows swept column by
-column) so that neighbouring CTAs share A and B in L2.
+edges, so K needs no padding; v4 and v5 write whole tiles from registers, so M and N must be
+multiples of the tile, while v6's TMA stores are clipped at the edges. Tiles are visited in
+grouped order (GROUP_M tile rows swept column by column) so that neighbouring CTAs share A and
+B in L2. As in the seed, each step is written out whole, so that it reads on its own.
 """
 
 import math

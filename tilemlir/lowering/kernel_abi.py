@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilemlir.ir import emit
+from tilemlir.ir.modules import gpu_module_ops
 
 ATTR = "tile.tensor_maps"
 MODULE_ATTR = "tile.kernel_abi"
@@ -104,24 +105,16 @@ def _apply(module: ir.Operation) -> None:
     byval = {"llvm.byval": ir.TypeAttr.get(ir.Type.parse(f"!llvm.array<{TENSOR_MAP_BYTES} x i8>")),
              "llvm.align": _i64(64), "nvvm.grid_constant": ir.UnitAttr.get()}
     table = {}
-    for top in module.regions[0].blocks[0].operations:
-        if top.operation.name != "gpu.module":
+    for gname, op in gpu_module_ops(module, "llvm.func"):
+        if ATTR not in op.attributes:
             continue
-        gmod = top.operation
-        gname = ir.StringAttr(gmod.attributes["sym_name"]).value
-        for op in gmod.regions[0].blocks[0].operations:
-            op = op.operation
-            if op.name != "llvm.func" or ATTR not in op.attributes:
-                continue
-            recs = records(op)
-            nargs = len(op.regions[0].blocks[0].arguments)
-            attrs = list(ir.ArrayAttr(op.attributes["arg_attrs"])) \
-                if "arg_attrs" in op.attributes else [ir.DictAttr.get({})] * nargs
-            for r in recs:
-                attrs[r.arg] = ir.DictAttr.get(byval)
-            op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
-            table[f"{gname}.{ir.StringAttr(op.attributes['sym_name']).value}"] = \
-                op.attributes[ATTR]
+        nargs = len(op.regions[0].blocks[0].arguments)
+        attrs = list(ir.ArrayAttr(op.attributes["arg_attrs"])) \
+            if "arg_attrs" in op.attributes else [ir.DictAttr.get({})] * nargs
+        for r in records(op):
+            attrs[r.arg] = ir.DictAttr.get(byval)
+        op.attributes["arg_attrs"] = ir.ArrayAttr.get(attrs)
+        table[f"{gname}.{ir.StringAttr(op.attributes['sym_name']).value}"] = op.attributes[ATTR]
     if table:
         module.attributes[MODULE_ATTR] = ir.DictAttr.get(table)
 

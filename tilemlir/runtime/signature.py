@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 from mlir import ir
 
+from tilemlir.ir.modules import gpu_module_ops
 from tilemlir.ir.types import parse_buffer_type
 from tilemlir.lowering.kernel_abi import TensorMapRecord, lowered_records
 from tilemlir.lowering.materialize import shared_memory_bytes
@@ -72,15 +73,8 @@ def _buffer_of(arg: ir.Value):
 def kernels(module: ir.Module) -> list[KernelSignature]:
     """The signatures of every kernel in `module`'s gpu.modules."""
     found = []
-    for top in module.body.operations:
-        if top.operation.name != "gpu.module":
-            continue
-        gpu_module = top.operation
-        module_name = ir.StringAttr(gpu_module.attributes["sym_name"]).value
-        for op in gpu_module.regions[0].blocks[0].operations:
-            op = op.operation
-            if op.name != "gpu.func" or "gpu.kernel" not in op.attributes:
-                continue
+    for module_name, op in gpu_module_ops(module.operation, "gpu.func"):
+        if "gpu.kernel" in op.attributes:
             found.append(_signature(module_name, op))
     return found
 
