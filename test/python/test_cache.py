@@ -102,8 +102,8 @@ def _truncate_ptx(entry):
     ptx.write_bytes(ptx.read_bytes()[:100])
 
 
-def _garbage_bytecode(entry):
-    (entry / "lowered.mlirbc").write_bytes(os.urandom(256))
+def _garbage_ptx(entry):
+    (entry / "demo.ptx").write_bytes(os.urandom(256))
 
 
 def _bad_json(entry):
@@ -123,14 +123,14 @@ def _wrong_type_in_manifest(entry):
 
 
 def _missing_file(entry):
-    (entry / "lowered.mlirbc").unlink()
+    (entry / "demo.ptx").unlink()
 
 
 def _missing_manifest(entry):
     (entry / "manifest.json").unlink()
 
 
-@pytest.mark.parametrize("damage", [_truncate_ptx, _garbage_bytecode, _bad_json,
+@pytest.mark.parametrize("damage", [_truncate_ptx, _garbage_ptx, _bad_json,
                                     _wrong_type_in_signatures, _wrong_type_in_manifest,
                                     _missing_file, _missing_manifest])
 def test_a_damaged_entry_is_rebuilt_with_a_warning(isolated_cache, demo_text, damage):

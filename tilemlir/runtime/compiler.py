@@ -8,8 +8,8 @@ Two caches answer a repeat compile:
 - On disk, under TILEMLIR_CACHE_DIR (default: the platform's user cache directory, e.g.
   ~/.cache/tilemlir): entries keyed by the tile IR, the target, the options and the tool
   versions (tilemlir's own sources included, so editing a lowering invalidates the cache). An
-  entry holds the PTX, the kernel signatures, the lowered module (MLIR bytecode) and a manifest
-  of their sha256 sums. Entries appear by an atomic rename under a per-key file lock, so
+  entry holds the PTX, the kernel signatures, the input tile IR and a manifest of their sha256
+  sums. Entries appear by an atomic rename under a per-key file lock, so
   concurrent processes compile once and never see half an entry; a damaged entry is rebuilt
   with a CacheWarning, and an unusable cache directory gives a CacheWarning and no caching.
 
@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import io
 import json
 import operator
 import os
@@ -167,8 +166,7 @@ class _BadEntry(Exception):
     """A cache entry that cannot be used (damaged, incomplete, or not what this version wrote)."""
 
 
-def _entry_files(exe: Executable, input_ir: str, passes_dir: Path | None,
-                 with_bytecode: bool) -> dict[str, bytes]:
+def _entry_files(exe: Executable, input_ir: str, passes_dir: Path | None) -> dict[str, bytes]:
     """The files of an entry (and of a dump), by relative path."""
     files = {"signatures.json": json.dumps(_signature_json(exe.signatures)).encode(),
              "input.mlir": input_ir.encode()}
@@ -176,10 +174,6 @@ def _entry_files(exe: Executable, input_ir: str, passes_dir: Path | None,
     if passes_dir is not None:
         files.update({f"passes/{p.relative_to(passes_dir).as_posix()}": p.read_bytes()
                       for p in sorted(passes_dir.rglob("*")) if p.is_file()})
-    if with_bytecode:
-        bytecode = io.BytesIO()
-        exe._lowered().operation.write_bytecode(bytecode)
-        files["lowered.mlirbc"] = bytecode.getvalue()
     return files
 
 
@@ -243,17 +237,11 @@ def _executable(files: dict[str, bytes], target: Target) -> Executable:
     try:
         signatures = _signatures_from_json(json.loads(files["signatures.json"]))
         ptx = {s.module: files[f"{s.module}.ptx"].decode() for s in signatures.values()}
-        bytecode = files["lowered.mlirbc"]
     except KeyError as e:
         raise _BadEntry(f"{e.args[0]} is missing") from None
     except (ValueError, TypeError) as e:
         raise _BadEntry(f"signatures.json does not hold signatures: {e}") from None
-
-    def lowered() -> ir.Module:
-        ctx = make_context()
-        with ctx:
-            return ir.Module.parse(bytecode)
-    return Executable(target, signatures, ptx, lowered)
+    return Executable(target, signatures, ptx)
 
 
 def _through_disk_cache(key: str, target: Target, need_passes: bool, build):
@@ -429,8 +417,7 @@ def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kern
         with tempfile.TemporaryDirectory() as passes:
             exe = Executable.compile(module, resolved, opt_level,
                                      dump_dir=passes if "ir" in wanted else None)
-            files = _entry_files(exe, input_ir, Path(passes) if "ir" in wanted else None,
-                                 with_bytecode=cache)
+            files = _entry_files(exe, input_ir, Path(passes) if "ir" in wanted else None)
         return exe, files
 
     if cache:

@@ -14,8 +14,6 @@ arrays excepted). TMA tensor maps the kernel takes are encoded here, from the te
 from __future__ import annotations
 
 import ctypes
-from typing import Callable
-
 from mlir import ir
 
 from tilemlir.ir.context import make_context
@@ -32,14 +30,13 @@ _SCALAR_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.
 
 
 class Executable:
-    """Kernels (signatures + PTX) and, on demand, the lowered module."""
+    """Kernels: their signatures and PTX."""
 
     def __init__(self, target: Target, signatures: dict[str, KernelSignature],
-                 ptx: dict[str, str], lowered: Callable[[], ir.Module]):
+                 ptx: dict[str, str]):
         self.target = target
         self.signatures = signatures
         self.ptx = ptx
-        self._lowered = lowered
 
     @staticmethod
     def compile(module: ir.Module, target: Target, opt_level: int = 3,
@@ -48,7 +45,7 @@ class Executable:
         signatures = {s.name: s for s in kernels(module)}
         lower_to_ptx(module, target, opt_level, dump_dir)
         with_tensor_maps(signatures, module)
-        return Executable(target, signatures, extract_ptx(module), lambda: module)
+        return Executable(target, signatures, extract_ptx(module))
 
     @staticmethod
     def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
