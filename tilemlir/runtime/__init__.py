@@ -1,4 +1,4 @@
-"""Running compiled kernels: MLIR's ExecutionEngine + CUDA runtime, or the CUDA driver API."""
+"""Running compiled kernels through MLIR's CUDA runtime, on the caller's stream."""
 
 from tilemlir.runtime.args import ArgumentError
 from tilemlir.runtime.cuda import CudaUnavailable, driver_available
