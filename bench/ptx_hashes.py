@@ -85,6 +85,16 @@ def _cases() -> list[Case]:
               Case(wgmma + "3", hopper, (128, 128, 1024)),
               Case(wgmma + "3", hopper, (256, 256, 256)),
               Case(wgmma + "3", hopper, (4096, 4096, 4096))]
+    # test_hgemm_hopper_gpu.py (on the H200) and test/Target/hgemm-hopper-ptx.mlir
+    tma = "tilemlir.kernels.hgemm_hopper:hgemm_v"
+    cases += [Case(tma + "4", hopper, (256, 512, 1024)),
+              Case(tma + "4", hopper, (512, 256, 512), dict(BM=64, BN=128, STAGES=3)),
+              Case(tma + "5", hopper, (256, 512, 1024)),
+              Case(tma + "5", hopper, (576, 512, 320), dict(BM=192, BN=128, STAGES=3)),
+              Case(tma + "5", hopper, (8192, 8192, 8192)),
+              Case(tma + "6", hopper, (1000, 1000, 1000)),
+              Case(tma + "6", hopper, (200, 136, 72), dict(BM=64, BN=128)),
+              Case(tma + "6", hopper, (8192, 8192, 8192))]
     # test/Target/hgemm-blackwell-ptx.mlir
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),
