@@ -18,6 +18,7 @@ from pathlib import Path
 
 import mlir
 
+from tilemlir.lowering.kernel_abi import TENSOR_MAP_BYTES
 from tilemlir.runtime.cuda import CudaError, require_driver
 
 MLIR_LIB = Path(list(mlir.__path__)[0]).resolve() / "lib"
@@ -116,7 +117,6 @@ class LoadedFunction:
 _TMA_DTYPES = {"f16": 6, "bf16": 9, "f32": 7, "i8": 0, "ui8": 0, "i32": 3, "i16": 1}
 _ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "ui8": 1, "i32": 4, "i16": 2}
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}                 # CUtensorMapSwizzle
-TENSOR_MAP_BYTES = 128
 
 
 class TensorMap:
@@ -170,7 +170,3 @@ def copy_back_and_free(array, ptr: int) -> None:
     rt.mgpuMemcpy(array.ctypes.data, ptr, array.nbytes, None)
     rt.mgpuStreamSynchronize(None)
     rt.mgpuMemFree(ptr, None)
-
-
-def synchronize(stream: int | None = None) -> None:
-    runtime().mgpuStreamSynchronize(stream)

@@ -37,13 +37,13 @@ from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import parse_buffer_type
 from tilemlir.ir.windows import dynamic_offset_choices, resolve, static_offsets, window_ops
 from tilemlir.layout import SWIZZLE_MODES, swizzle_for
+from tilemlir.layout.swizzle import SWIZZLE_BYTES
 from tilemlir.lowering import kernel_abi
 from tilemlir.lowering.addresses import dynamic_offset, storage
 from tilemlir.lowering.cuda.descriptors import SWIZZLE_REPEAT_BYTES
 from tilemlir.lowering.cuda.predicates import copies, same_shape_and_type, target_supports
 
 MAX_BOX = 256
-_SWIZZLE_WIDTH = {"128B": 128, "64B": 64, "32B": 32}
 
 
 @predicate("barrier")
@@ -79,7 +79,7 @@ def _boxes(ctx, name: str, mode: str):
         raise Reject(f"{name} has rank {len(ref.shape)}; TMA copies here are 2-D tiles")
     rows, cols = ref.shape
     ebytes = ref.type.elem_bits // 8
-    width = _SWIZZLE_WIDTH.get(mode, cols * ebytes) // ebytes
+    width = SWIZZLE_BYTES.get(mode, cols * ebytes) // ebytes
     if cols % width:
         raise Reject(f"{name} rows hold {cols} elements, not a multiple of the {mode} swizzle width "
                      f"({width} elements): TMA writes whole swizzle rows")
@@ -169,7 +169,7 @@ def lower_tma(ctx):
 
 def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: str):
     """One TMA copy per box, loads (shared == "dst") or stores (shared == "src")."""
-    swizzle = _SWIZZLE_WIDTH.get(mode, 0)
+    swizzle = SWIZZLE_BYTES.get(mode, 0)
     tmap = kernel_abi.tensor_map_argument(ctx.op, param, box, swizzle)
     ref = resolve(ctx.operand(shared))
     base = storage(ref)
