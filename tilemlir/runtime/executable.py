@@ -69,7 +69,7 @@ class Kernel:
     def __init__(self, exe: Executable, sig: KernelSignature):
         self.executable = exe
         self.signature = sig
-        self._function: rt.LoadedFunction | None = None
+        self._functions: dict = {}         # device -> the kernel loaded there
         self._maps: dict = {}            # (record, address) -> encoded tensor map
 
     @property
@@ -118,28 +118,28 @@ class Kernel:
                 device, addresses[i] = t.device, t.address
             handle = stream_handle(stream) if stream is not None \
                 else current_stream(buffers[0][1], device)
-            rt.bind_device(device)
-            self._launch(grid, handle, addresses, scalars)
+            self._launch(grid, handle, addresses, scalars, device)
             return
         arrays = {i: argcheck.check_host_array(p, v)
                   for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "buffer"}
         handle = stream_handle(stream) if stream is not None else LEGACY_DEFAULT_STREAM
-        addresses = {}
+        addresses, device = {}, rt.bound_device()      # host arrays go to the runtime's device
         try:
             for i, array in arrays.items():
                 addresses[i] = rt.copy_to_device(array)
-            self._launch(grid, handle, addresses, scalars)
+            self._launch(grid, handle, addresses, scalars, device)
         finally:
             for i, address in addresses.items():
                 rt.copy_back_and_free(arrays[i], address)
 
-    def _launch(self, grid, stream: int, addresses: dict, scalars: dict) -> None:
+    def _launch(self, grid, stream: int, addresses: dict, scalars: dict, device: int) -> None:
         sig = self.signature
         params, _keep = self._params(addresses, scalars)
-        if self._function is None:
-            self._function = rt.LoadedFunction(self.ptx, self.name)
-        self._function.launch(grid or sig.grid, sig.block, sig.cluster, sig.shared_memory,
-                              stream, params)
+        function = self._functions.get(device)
+        if function is None:
+            function = self._functions[device] = rt.load_function(self.ptx, self.name, device)
+        function.launch(grid or sig.grid, sig.block, sig.cluster, sig.shared_memory, stream,
+                        params)
 
     def _params(self, addresses: dict, scalars: dict):
         """The kernel's argument array (pointers to each value) and what keeps them alive."""

@@ -1,17 +1,21 @@
 """Launching kernels through MLIR's CUDA runtime (libmlir_cuda_runtime.so), on the caller's stream.
 
-This is the one launch path: `mgpuModuleLoad` / `mgpuModuleGetFunction` load the PTX once,
-`mgpuLaunchKernel` (or `mgpuLaunchClusterKernel` for kernels with a cluster shape) launches it
-on the stream the caller works on, and `mgpuTensorMapEncodeTiled` encodes TMA tensor maps on the
-host. Nothing here synchronises except the numpy path, which copies through device buffers.
+This is the launch path: `mgpuModuleLoad` / `mgpuModuleGetFunction` load the PTX once per
+device, `mgpuLaunchKernel` (or `mgpuLaunchClusterKernel` for kernels with a cluster shape)
+launches it on the stream the caller works on, and `mgpuTensorMapEncodeTiled` encodes TMA tensor
+maps on the host. Nothing here synchronises except the numpy path, which copies through device
+buffers.
 
-The runtime binds one device per process: its context is the primary context of the device set
-with `mgpuSetDefaultDevice` before its first call. We set it from the first kernel arguments'
-device and refuse tensors on another device later with an error that says so.
+The runtime serves one device per process: its context is the primary context of the device set
+with `mgpuSetDefaultDevice` before its first call, kept in a static. We bind it to the device of
+the first call. Tensors on another device (cuda:1 after cuda:0) are what that runtime lacks, and
+only for them do we go to the driver API (`_DriverFunction`: the same five steps, with that
+device's primary context pushed around them), so every device runs its own tensors' kernels.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import threading
 from pathlib import Path
@@ -65,19 +69,14 @@ def runtime() -> ctypes.CDLL:
 
 
 def bind_device(device: int) -> None:
-    """Makes `device` the runtime's device on first use; any other device later is an error."""
+    """Makes `device` the runtime's device if it has none yet (the first call's device)."""
     global _device
-    if _device == device:
+    if _device is not None:
         return
     with _lock:
         if _device is None:
             runtime().mgpuSetDefaultDevice(device)
             _device = device
-        elif _device != device:
-            from tilemlir.runtime.args import ArgumentError
-            raise ArgumentError(
-                f"the tensors are on cuda:{device}, but MLIR's CUDA runtime is bound to "
-                f"cuda:{_device} in this process (it keeps one device per process)")
 
 
 def bound_device() -> int:
@@ -86,8 +85,17 @@ def bound_device() -> int:
     return _device
 
 
+def load_function(ptx: str, name: str, device: int):
+    """The kernel `name` of `ptx`, loaded on `device`: through MLIR's runtime on its device,
+    through the driver API on any other."""
+    bind_device(device)
+    if device == _device:
+        return LoadedFunction(ptx, name)
+    return _DriverFunction(ptx, name, device)
+
+
 class LoadedFunction:
-    """A kernel function of a module loaded from PTX by the runtime."""
+    """A kernel function of a module loaded from PTX by the runtime (on its device)."""
 
     def __init__(self, ptx: str, name: str):
         rt = runtime()
@@ -110,6 +118,103 @@ class LoadedFunction:
         else:
             rt.mgpuLaunchClusterKernel(self.function, *cluster, *grid, *block, shared_memory,
                                        stream, params, None, len(params))
+
+
+# ------------------------------------------------------------------------------ other devices
+# The driver API for what MLIR's runtime lacks: a second device. Same steps as the runtime's
+# wrappers (load, get function, raise the dynamic shared-memory limit, launch, cluster launch
+# through cuLaunchKernelEx with the spread scheduling policy), but in that device's context.
+_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
+_CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
+_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
+_CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5
+_CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
+
+
+class _LaunchAttribute(_c.Structure):
+    """CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
+    _fields_ = [("id", _c.c_int), ("pad", _c.c_char * 4), ("value", _c.c_uint32 * 16)]
+
+
+class _LaunchConfig(_c.Structure):
+    _fields_ = [("gridDimX", _c.c_uint), ("gridDimY", _c.c_uint), ("gridDimZ", _c.c_uint),
+                ("blockDimX", _c.c_uint), ("blockDimY", _c.c_uint), ("blockDimZ", _c.c_uint),
+                ("sharedMemBytes", _c.c_uint), ("hStream", _ptr),
+                ("attrs", _c.POINTER(_LaunchAttribute)), ("numAttrs", _c.c_uint)]
+
+
+_driver = None
+_contexts: dict[int, int] = {}
+
+
+def _cu(call: str, *args) -> None:
+    result = getattr(_driver, call)(*args)
+    if result != 0:
+        name = _c.c_char_p()
+        _driver.cuGetErrorName(result, _c.byref(name))
+        raise CudaError(f"{call} failed: {(name.value or b'?').decode()} ({result})")
+
+
+def _primary_context(device: int) -> int:
+    global _driver
+    with _lock:
+        if _driver is None:
+            require_driver()
+            _driver = _c.CDLL("libcuda.so.1")
+            _driver.cuLaunchKernel.argtypes = [_ptr] + [_c.c_uint] * 7 + [_ptr, _ptr, _ptr]
+            _driver.cuLaunchKernelEx.argtypes = [_c.POINTER(_LaunchConfig), _ptr, _ptr, _ptr]
+            _driver.cuModuleLoadData.argtypes = [_c.POINTER(_ptr), _c.c_char_p]
+            _driver.cuModuleGetFunction.argtypes = [_c.POINTER(_ptr), _ptr, _c.c_char_p]
+            _driver.cuFuncSetAttribute.argtypes = [_ptr, _c.c_int, _c.c_int]
+            _driver.cuCtxPushCurrent_v2.argtypes = [_ptr]
+        if device not in _contexts:
+            dev, ctx = _c.c_int(), _ptr()
+            _cu("cuDeviceGet", _c.byref(dev), device)
+            _cu("cuDevicePrimaryCtxRetain", _c.byref(ctx), dev)
+            _contexts[device] = ctx.value
+        return _contexts[device]
+
+
+class _DriverFunction:
+    """A kernel loaded on a device other than the runtime's, through the driver API."""
+
+    def __init__(self, ptx: str, name: str, device: int):
+        self.context = _primary_context(device)
+        module, function = _ptr(), _ptr()
+        with self._current():
+            _cu("cuModuleLoadData", _c.byref(module), ptx.encode())
+            _cu("cuModuleGetFunction", _c.byref(function), module, name.encode())
+        self.module, self.function = module.value, function.value
+        self._configured = False
+
+    @contextlib.contextmanager
+    def _current(self):
+        _cu("cuCtxPushCurrent_v2", self.context)
+        try:
+            yield
+        finally:
+            _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
+
+    def launch(self, grid, block, cluster, shared_memory: int, stream: int,
+               params: "ctypes.Array") -> None:
+        with self._current():
+            if not self._configured:         # every launch of a kernel has the same budget
+                _cu("cuFuncSetAttribute", self.function,
+                    _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_memory)
+                _cu("cuFuncSetAttribute", self.function,
+                    _CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
+                self._configured = True
+            if tuple(cluster) == (1, 1, 1):
+                _cu("cuLaunchKernel", self.function, *grid, *block, shared_memory, stream,
+                    params, None)
+                return
+            attrs = (_LaunchAttribute * 2)()
+            attrs[0].id = _CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
+            attrs[0].value[0:3] = list(cluster)
+            attrs[1].id = _CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
+            attrs[1].value[0] = _CU_CLUSTER_SCHEDULING_POLICY_SPREAD
+            config = _LaunchConfig(*grid, *block, shared_memory, stream, attrs, 2)
+            _cu("cuLaunchKernelEx", _c.byref(config), self.function, params, None)
 
 
 # ------------------------------------------------------------------------------ tensor maps
