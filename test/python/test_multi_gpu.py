@@ -65,7 +65,7 @@ def test_mixed_devices_are_refused_by_name():
     a = torch.randn(16, 16, device="cuda:0", dtype=torch.float16)
     b = torch.randn(16, 8, device="cuda:1", dtype=torch.float16)
     d = torch.zeros(16, 8, device="cuda:0", dtype=torch.float32)
-    with pytest.raises(ArgumentError, match="argument 'B' is on cuda:1 but earlier arguments "
+    with pytest.raises(ArgumentError, match="argument 'B_g' is on cuda:1 but earlier arguments "
                                             "are on cuda:0"):
         gemm_16x8x16(a, b, d)
 
