@@ -81,9 +81,16 @@ def peek_dlpack(obj) -> DeviceTensor:
                         tensor.device.device_id)
 
 
-_TORCH_DTYPES = {"torch.float16": "f16", "torch.bfloat16": "bf16", "torch.float32": "f32",
-                 "torch.float64": "f64", "torch.int8": "i8", "torch.int16": "i16",
-                 "torch.int32": "i32", "torch.int64": "i64", "torch.uint8": "ui8"}
+# The scalar parameter types' ranges: a value outside would be truncated silently by ctypes.
+INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
+              "index": (-2**63, 2**63 - 1), "i1": (0, 1)}
+
+# torch's dtype attribute names of our element types (torch.float16 ...).
+TORCH_DTYPE_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
+                     "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
+                     "ui8": "uint8"}
+
+_TORCH_DTYPES = {f"torch.{name}": dtype for dtype, name in TORCH_DTYPE_NAMES.items()}
 
 
 def _is_torch_tensor(obj) -> bool:
@@ -147,4 +154,8 @@ def check_scalar(p: Param, value):
         return float(value)
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
         raise ArgumentError(f"argument '{p.name}' must be an integer, got {type(value).__name__}")
+    lo, hi = INT_RANGES.get(p.dtype, (None, None))
+    if lo is not None and not lo <= value <= hi:
+        raise ArgumentError(f"argument '{p.name}' is {p.dtype}: {value} is outside "
+                            f"[{lo}, {hi}]")
     return int(value)

@@ -14,6 +14,8 @@ arrays excepted). TMA tensor maps the kernel takes are encoded here, from the te
 from __future__ import annotations
 
 import ctypes
+import threading
+
 from mlir import ir
 
 from tilemlir.ir.context import make_context
@@ -69,8 +71,11 @@ class Kernel:
     def __init__(self, exe: Executable, sig: KernelSignature):
         self.executable = exe
         self.signature = sig
-        self._functions: dict = {}         # device -> the kernel loaded there
+        self._functions: dict = {}       # device -> the kernel loaded there
+        self._launchers: dict = {}       # (device, grid) -> launch(stream, params, None, n)
         self._maps: dict = {}            # (record, address) -> encoded tensor map
+        self._local = threading.local()  # per thread: the argument block reused call after call
+        self._torch_args = None          # what torch tensors the fast path accepts, or False
 
     @property
     def name(self) -> str:
@@ -83,15 +88,64 @@ class Kernel:
     def __call__(self, *values, stream=None) -> None:
         """Launches on the tensors' current stream (or `stream`); numpy arrays are copied to
         the GPU and back, and the call then waits for the kernel."""
+        if stream is None and self._call_with_torch(values):
+            return
         self._run(values, stream, None)
 
     def launch(self, *values, stream=None, grid=None) -> None:
         """Like calling the kernel, with the grid overridable (for experiments)."""
+        if stream is None and grid is None and self._call_with_torch(values):
+            return
         self._run(values, stream, grid)
+
+    # ------------------------------------------------------------------ torch fast path
+    def _call_with_torch(self, values) -> bool:
+        """The common case, kept cheap: CUDA torch tensors of exactly the parameters' dtypes
+        and shapes, and plain Python scalars, on torch's current stream. Anything else (or any
+        mismatch) returns False and takes the checked path, which names what is wrong."""
+        expected = self._torch_args
+        if expected is None:
+            expected = self._torch_args = _torch_expectations(self.signature)
+        if not expected or len(values) != len(expected) - 1:
+            return False
+        tensor_type, raw_stream = expected[0]
+        block = self._block()
+        device = -1
+        for value, want, slot in zip(values, expected[1:], block.slots):
+            if len(want) == 3:                             # a scalar: (int, lo, hi) or float
+                kind, lo, hi = want
+                if value.__class__ is not kind or (lo is not None and not lo <= value <= hi):
+                    return False
+                slot.value = value
+                continue
+            dtype, shape = want
+            if value.__class__ is not tensor_type or value.dtype is not dtype \
+                    or value.shape != shape or not value.is_cuda or not value.is_contiguous():
+                return False
+            where = value.get_device()
+            if where != device:
+                if device != -1:
+                    return False
+                device = where
+            address = value.data_ptr()
+            if not address:
+                return False
+            slot.value = address
+        if device == -1:
+            return False
+        self._start(block, None, raw_stream(device), device)
+        return True
+
+    def _block(self) -> "_ArgumentBlock":
+        block = getattr(self._local, "block", None)
+        if block is None:
+            block = self._local.block = _ArgumentBlock(self.signature)
+        return block
 
     # ------------------------------------------------------------------ one launch path
     def _run(self, values, stream, grid) -> None:
         sig = self.signature
+        grid = tuple(grid) if grid is not None else None
         if len(values) != len(sig.params):
             raise argcheck.ArgumentError(
                 f"{self.name} takes {len(sig.params)} arguments "
@@ -133,33 +187,67 @@ class Kernel:
                 rt.copy_back_and_free(arrays[i], address)
 
     def _launch(self, grid, stream: int, addresses: dict, scalars: dict, device: int) -> None:
-        sig = self.signature
-        params, _keep = self._params(addresses, scalars)
-        function = self._functions.get(device)
-        if function is None:
-            function = self._functions[device] = rt.load_function(self.ptx, self.name, device)
-        function.launch(grid or sig.grid, sig.block, sig.cluster, sig.shared_memory, stream,
-                        params)
+        block = self._block()
+        for i, slot in enumerate(block.slots):
+            slot.value = addresses[i] if i in addresses else scalars[i]
+        self._start(block, grid, stream, device)
 
-    def _params(self, addresses: dict, scalars: dict):
-        """The kernel's argument array (pointers to each value) and what keeps them alive."""
+    def _start(self, block: "_ArgumentBlock", grid, stream: int, device: int) -> None:
+        """Encodes the tensor maps of this call's addresses, then launches."""
         sig = self.signature
-        keep = []
-        for i, p in enumerate(sig.params):
-            if p.kind == "buffer":
-                keep.append(ctypes.c_void_p(addresses[i]))
-            else:
-                keep.append(_SCALAR_CTYPES[p.dtype](scalars[i]))
-        for record in sig.tensor_maps:
-            p = sig.params[record.param]
-            key = (record, addresses[record.param])
-            tmap = self._maps.get(key)
+        base = len(sig.params)
+        for j, record in enumerate(sig.tensor_maps):
+            address = block.slots[record.param].value
+            tmap = self._maps.get((record, address))
             if tmap is None:
                 if len(self._maps) > 64:         # tensors come and go: keep the cache small
                     self._maps.clear()
-                tmap = rt.encode_tensor_map(addresses[record.param], p.dtype, p.shape,
-                                            record.box, record.swizzle)
-                self._maps[key] = tmap
-            keep.append(tmap)
-        pointers = [k.address if isinstance(k, rt.TensorMap) else ctypes.addressof(k) for k in keep]
-        return (ctypes.c_void_p * len(keep))(*pointers), keep
+                p = sig.params[record.param]
+                tmap = rt.encode_tensor_map(address, p.dtype, p.shape, record.box,
+                                            record.swizzle)
+                self._maps[(record, address)] = tmap
+            block.maps[j] = tmap                 # alive until the launch has read it
+            block.pointers[base + j] = tmap.address
+        launch = self._launchers.get((device, grid))
+        if launch is None:
+            function = self._functions.get(device)
+            if function is None:
+                function = self._functions[device] = rt.load_function(self.ptx, self.name,
+                                                                      device)
+            launch = self._launchers[(device, grid)] = function.launcher(
+                grid or sig.grid, sig.block, sig.cluster, sig.shared_memory)
+        launch(stream, block.pointers, None, len(block.pointers))
+
+
+class _ArgumentBlock:
+    """ctypes storage for a launch's arguments and the array of pointers to them, reused call
+    after call: the launch copies the values before it returns. One per kernel and thread."""
+
+    def __init__(self, sig: KernelSignature):
+        self.slots = [ctypes.c_void_p() if p.kind == "buffer" else _SCALAR_CTYPES[p.dtype]()
+                      for p in sig.params]
+        self.maps: list = [None] * len(sig.tensor_maps)
+        self.pointers = (ctypes.c_void_p * (len(self.slots) + len(self.maps)))(
+            *[ctypes.addressof(slot) for slot in self.slots])
+
+
+def _torch_expectations(sig: KernelSignature):
+    """[(torch.Tensor, current raw stream), then per parameter (torch dtype, torch.Size) or, for
+    a scalar, (int, lowest, highest) / (float, None, None)], or False where the fast path does not apply (torch not loaded,
+    no buffer parameters, a dtype torch lacks)."""
+    import sys
+    torch = sys.modules.get("torch")
+    raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    if raw_stream is None or not any(p.kind == "buffer" for p in sig.params):
+        return False
+    expected = [(torch.Tensor, raw_stream)]
+    for p in sig.params:
+        if p.kind == "scalar":
+            expected.append((float, None, None) if p.dtype.startswith("f")
+                            else (int, *argcheck.INT_RANGES[p.dtype]))
+            continue
+        dtype = getattr(torch, argcheck.TORCH_DTYPE_NAMES.get(p.dtype, ""), None)
+        if not isinstance(dtype, torch.dtype):
+            return False
+        expected.append((dtype, torch.Size(p.shape)))
+    return expected

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import threading
 from pathlib import Path
 
@@ -109,15 +110,14 @@ class LoadedFunction:
         if not self.function:
             raise CudaError(f"no kernel function {name} in the loaded module")
 
-    def launch(self, grid, block, cluster, shared_memory: int, stream: int,
-               params: "ctypes.Array") -> None:
-        rt = _runtime
+    def launcher(self, grid, block, cluster, shared_memory: int):
+        """launch(stream, params, None, len(params)) with everything else bound, so that a
+        call costs one ctypes call."""
         if tuple(cluster) == (1, 1, 1):
-            rt.mgpuLaunchKernel(self.function, *grid, *block, shared_memory, stream, params,
-                                None, len(params))
-        else:
-            rt.mgpuLaunchClusterKernel(self.function, *cluster, *grid, *block, shared_memory,
-                                       stream, params, None, len(params))
+            return functools.partial(_runtime.mgpuLaunchKernel, self.function, *grid, *block,
+                                     shared_memory)
+        return functools.partial(_runtime.mgpuLaunchClusterKernel, self.function, *cluster,
+                                 *grid, *block, shared_memory)
 
 
 # ------------------------------------------------------------------------------ other devices
@@ -195,8 +195,14 @@ class _DriverFunction:
         finally:
             _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
 
-    def launch(self, grid, block, cluster, shared_memory: int, stream: int,
-               params: "ctypes.Array") -> None:
+    def launcher(self, grid, block, cluster, shared_memory: int):
+        """Called like LoadedFunction's launcher."""
+        def launch(stream, params, extra, count):
+            self._launch(grid, block, cluster, shared_memory, stream, params)
+        return launch
+
+    def _launch(self, grid, block, cluster, shared_memory: int, stream: int,
+                params: "ctypes.Array") -> None:
         with self._current():
             if not self._configured:         # every launch of a kernel has the same budget
                 _cu("cuFuncSetAttribute", self.function,

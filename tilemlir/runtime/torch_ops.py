@@ -12,11 +12,8 @@ the kernel. Inputs must be CUDA tensors on one device; the kernel runs on torch'
 
 from __future__ import annotations
 
-from tilemlir.runtime.args import ArgumentError
+from tilemlir.runtime.args import TORCH_DTYPE_NAMES, ArgumentError
 from tilemlir.runtime.executable import Kernel
-
-_TORCH_DTYPES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
-                 "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64", "ui8": "uint8"}
 
 
 def torch_op(kernel: Kernel, name: str, outputs):
@@ -41,7 +38,7 @@ def torch_op(kernel: Kernel, name: str, outputs):
     if any(p.kind != "buffer" for p in out_params):
         raise ArgumentError(f"torch_op: outputs must be buffers, not scalars: {outputs}")
     in_params = [p for p in params if p.name not in outputs]
-    dtypes = {p.name: getattr(torch, _TORCH_DTYPES[p.dtype]) for p in out_params}
+    dtypes = {p.name: getattr(torch, TORCH_DTYPE_NAMES[p.dtype]) for p in out_params}
 
     def allocate(device):
         return [torch.empty(p.shape, dtype=dtypes[p.name], device=device) for p in out_params]
