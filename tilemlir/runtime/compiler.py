@@ -13,6 +13,10 @@ Two caches answer a repeat compile:
   concurrent processes compile once and never see half an entry; a damaged entry is rebuilt
   with a CacheWarning, and an unusable cache directory gives a CacheWarning and no caching.
 
+A compile that misses both caches traces the kernel here and lowers it in a compiler process
+(tilemlir.runtime.compile_worker), so that a fatal error inside MLIR or LLVM cannot end the
+caller's process.
+
 Dumps: TILEMLIR_DUMP=ir,ptx (or "all") writes, under TILEMLIR_DUMP_DIR (default
 ./tilemlir-dump)/<kernel>-<key>/, the input tile IR with Python source locations, the IR after
 every pass (passes/) and the PTX — on a disk-cache hit too (the entry keeps them), and with
@@ -47,6 +51,7 @@ from mlir import ir
 import tilemlir
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.ir.context import DIALECT_FILE, make_context
+from tilemlir.runtime.compile_worker import lower
 from tilemlir.runtime.executable import Executable, Kernel
 from tilemlir.runtime.signature import KernelSignature
 from tilemlir.target import DEFAULT_CHIP, Target
@@ -110,10 +115,6 @@ def resolve_target(target) -> Target:
 
 # ---------------------------------------------------------------- signatures <-> JSON
 
-def _signature_json(sigs: dict[str, KernelSignature]) -> list:
-    return [dataclasses.asdict(s) for s in sigs.values()]
-
-
 def _signatures_from_json(items) -> dict[str, KernelSignature]:
     if not isinstance(items, list):
         raise TypeError(f"expected a list of signatures, got {type(items).__name__}")
@@ -164,17 +165,6 @@ def _decode(hint, value):
 
 class _BadEntry(Exception):
     """A cache entry that cannot be used (damaged, incomplete, or not what this version wrote)."""
-
-
-def _entry_files(exe: Executable, input_ir: str, passes_dir: Path | None) -> dict[str, bytes]:
-    """The files of an entry (and of a dump), by relative path."""
-    files = {"signatures.json": json.dumps(_signature_json(exe.signatures)).encode(),
-             "input.mlir": input_ir.encode()}
-    files.update({f"{module}.ptx": ptx.encode() for module, ptx in exe.ptx.items()})
-    if passes_dir is not None:
-        files.update({f"passes/{p.relative_to(passes_dir).as_posix()}": p.read_bytes()
-                      for p in sorted(passes_dir.rglob("*")) if p.is_file()})
-    return files
 
 
 def _has_passes(files: dict[str, bytes]) -> bool:
@@ -413,12 +403,10 @@ def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kern
                                     tool_versions()]).encode()).hexdigest()
 
     def build() -> tuple[Executable, dict[str, bytes]]:
-        input_ir = module.operation.get_asm(enable_debug_info=True)
-        with tempfile.TemporaryDirectory() as passes:
-            exe = Executable.compile(module, resolved, opt_level,
-                                     dump_dir=passes if "ir" in wanted else None)
-            files = _entry_files(exe, input_ir, Path(passes) if "ir" in wanted else None)
-        return exe, files
+        # Lowered in the compiler process (compile_worker), as files of a cache entry.
+        files = lower(module.operation.get_asm(enable_debug_info=True), resolved, opt_level,
+                      "ir" in wanted)
+        return _executable(files, resolved), files
 
     if cache:
         exe, files, hit = _through_disk_cache(key, resolved, "ir" in wanted, build)

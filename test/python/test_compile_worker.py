@@ -1,0 +1,61 @@
+"""The compiler process (tilemlir.runtime.compile_worker): lowering happens there, so a fatal
+error in MLIR/LLVM ends it and not the caller; its errors reach the caller with their types
+and messages; a dead worker is replaced by the next compile."""
+
+import os
+
+import pytest
+from mlir import ir
+
+import tilemlir
+from tilemlir.runtime import compile_worker
+from tilemlir.runtime.compile_worker import CompilerCrash
+
+from test_dispatch import _GEMM
+
+BAD_GEMM = _GEMM.replace("DTYPE", "f16").replace("ALPHA", "2.0")
+
+
+class AbortWhenUnpickled:
+    """A request whose unpickling aborts the process that reads it: a stand-in for an LLVM
+    fatal error, which no test input may be relied on to trigger for ever."""
+
+    def __reduce__(self):
+        return os.abort, ()
+
+
+@pytest.fixture(autouse=True)
+def out_of_process(monkeypatch):
+    monkeypatch.delenv("TILEMLIR_COMPILE_IN_PROCESS", raising=False)
+
+
+def test_a_worker_death_is_an_error_and_the_next_compile_works(isolated_cache):
+    with pytest.raises(CompilerCrash, match=r"internal error: MLIR/LLVM ended the compiler "
+                                            r"process \(SIGABRT"):
+        compile_worker._worker.call(AbortWhenUnpickled())
+    from tilemlir.kernels.mma_demo import gemm_16x8x16
+    kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
+    assert "mma.sync.aligned.m16n8k16" in kernel.ptx
+
+
+@pytest.mark.parametrize("where", ["worker", "in-process"])
+def test_dispatch_errors_are_mlir_errors_with_their_diagnostics(isolated_cache, monkeypatch,
+                                                                where):
+    if where == "in-process":
+        monkeypatch.setenv("TILEMLIR_COMPILE_IN_PROCESS", "1")
+    with pytest.raises(ir.MLIRError) as err:
+        tilemlir.compile(BAD_GEMM, target="sm_80", cache=False)
+    (diagnostic,) = err.value.error_diagnostics
+    assert str(diagnostic.location) == 'loc("-":10:5)'
+    assert diagnostic.message.startswith("no variant of 'tile.gemm' can lower this op for sm_80")
+    assert 'error: "-":10:5: no variant of \'tile.gemm\'' in str(err.value)
+
+
+def test_dumps_of_every_pass_come_back_from_the_worker(isolated_cache, monkeypatch, tmp_path):
+    """A dump asked for after the worker started: the IR after each pass, written there."""
+    from tilemlir.kernels.mma_demo import gemm_16x8x16
+    tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)      # the worker is up
+    monkeypatch.setenv("TILEMLIR_DUMP", "ir")
+    monkeypatch.setenv("TILEMLIR_DUMP_DIR", str(tmp_path / "dumps"))
+    kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
+    assert any((kernel.compile_info.dump_dir / "passes").rglob("*"))
