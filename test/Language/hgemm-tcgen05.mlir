@@ -35,7 +35,7 @@
 // V1: %[[FALSE:.*]] = arith.constant false
 // V1: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[FALSE]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread"}
 // V1: "tile.tcgen05_commit"
-// V1: "tile.mbarrier_wait"(%{{.*}}, %{{.*}}) : (!llvm.ptr<3>, i32) -> ()
+// V1: "tile.mbarrier_wait"(%{{.*}}, %{{.*}}) {scope = "cta"} : (!llvm.ptr<3>, i32) -> ()
 // V1-NOT: scf.for
 
 // v2/v3: the K loop carries the barrier phase and flips it after each wait.
@@ -48,11 +48,11 @@
 // V3: %[[ACC:.*]] = arith.cmpi ne, %[[I]], %{{.*}} : index
 // V2: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[ACC]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread"}
 // V3: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[ACC]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread"}
-// V2: "tile.mbarrier_wait"(%{{.*}}, %[[PHASE]]) : (!llvm.ptr<3>, i32) -> ()
+// V2: "tile.mbarrier_wait"(%{{.*}}, %[[PHASE]]) {scope = "cta"} : (!llvm.ptr<3>, i32) -> ()
 // V2-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
 // V2-NEXT: %[[FLIP:.*]] = arith.xori %[[PHASE]], %[[ONE]] : i32
 // V2-NEXT: scf.yield %[[FLIP]] : i32
-// V3: "tile.mbarrier_wait"(%{{.*}}, %[[PHASE]]) : (!llvm.ptr<3>, i32) -> ()
+// V3: "tile.mbarrier_wait"(%{{.*}}, %[[PHASE]]) {scope = "cta"} : (!llvm.ptr<3>, i32) -> ()
 // V3-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
 // V3-NEXT: %[[FLIP:.*]] = arith.xori %[[PHASE]], %[[ONE]] : i32
 // V3-NEXT: scf.yield %[[FLIP]] : i32

@@ -118,7 +118,7 @@ module attributes {gpu.container_module} {
           "tile.tcgen05_commit"(%bar_p) {cta_group = 1 : i64} : (!llvm.ptr<3>) -> ()
         }
       }
-      "tile.mbarrier_wait"(%bar_p, %c0_i32) : (!llvm.ptr<3>, i32) -> ()
+      "tile.mbarrier_wait"(%bar_p, %c0_i32) {scope = "cta"} : (!llvm.ptr<3>, i32) -> ()
       %d_r = "tile.alloc_local"() : () -> !Dr
       "tile.copy_async"(%d_r, %d_t) {scope = "warpgroup"} : (!Dr, !T128) -> ()
       "tile.tcgen05_wait"() {kind = "ld"} : () -> ()

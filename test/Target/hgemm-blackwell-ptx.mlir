@@ -109,6 +109,8 @@
 // any CTA signals the other's barriers, and again before the dealloc.
 // PAIR: .target sm_100a
 // PAIR: .maxntid 256, 1, 1
+// PAIR-NEXT: .explicitcluster
+// PAIR-NEXT: .reqnctapercluster 2, 1, 1
 // PAIR: mov.u32 {{%r[0-9]+}}, %cluster_ctarank;
 // PAIR: tcgen05.alloc.cta_group::2.sync.aligned.shared::cta.b32 [__tile_smem], {{%r[0-9]+}};
 // PAIR-NEXT: tcgen05.fence::before_thread_sync;
@@ -122,11 +124,12 @@
 // PAIR-NEXT: tcgen05.relinquish_alloc_permit.cta_group::2.sync.aligned;
 // PAIR: tcgen05.dealloc.cta_group::2.sync.aligned.b32
 
-// Each CTA's TMA loads complete on the even CTA's barrier (mapa to the leader's rank), as
-// .cta_group::2 loads; the even CTA arms it for both CTAs' bytes, 2 * (128 + 128) * 64 * 2.
+// Each CTA's TMA loads complete on the even CTA's barrier (mapa to the leader's rank: 0, which
+// LLVM knows from .reqnctapercluster 2, 1, 1), as .cta_group::2 loads; the even CTA arms it for
+// both CTAs' bytes, 2 * (128 + 128) * 64 * 2.
 // PAIRLOAD: mov.b32 [[BYTES:%r[0-9]+]], 65536;
 // PAIRLOAD: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [{{%rd[0-9]+}}], [[BYTES]];
-// PAIRLOAD: mapa.shared::cluster.u64 [[LEADER:%rd[0-9]+]], {{%rd[0-9]+}}, {{%r[0-9]+}};
+// PAIRLOAD: mapa.shared::cluster.u64 [[LEADER:%rd[0-9]+]], {{%rd[0-9]+}}, 0;
 // PAIRLOAD: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], {{\[}}[[LEADER]]{{\]}};
 // PAIRLOAD: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.cta_group::2 [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], {{\[}}[[LEADER]]{{\]}};
 

@@ -138,6 +138,26 @@ irdl.dialect @tile {
     irdl.attributes { "scope" = %scope }
   }
 
+  // copy_async into the shared memory of several CTAs of a thread-block cluster: `src` lands
+  // at `dst`'s offset in each CTA whose rank is set in the i16 mask `multicast`, and completes
+  // on the barrier at `barrier`'s offset in each of them (TMA .multicast::cluster). Its own op,
+  // not an operand of copy_async: an op with two optional operands needs operandSegmentSizes
+  // on every instance.
+  irdl.operation @copy_async_multicast {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %bar = irdl.base "!llvm.ptr"
+    %mask = irdl.is i16
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, barrier: %bar, multicast: %mask)
+    irdl.attributes { "scope" = %scope }
+  }
+
   // D = alpha * op(A) . op(B) + beta * C, op transposing when transpose_a / transpose_b.
   irdl.operation @gemm {
     %d = irdl.base @tile::@buf
@@ -229,6 +249,8 @@ irdl.dialect @tile {
     irdl.operands(barrier: %bar, count: %count)
   }
 
+  // Arrives on the barrier; a shared::cluster pointer (!llvm.ptr<7>, from tile.mapa) is the
+  // barrier of another CTA of the cluster (release at cluster scope).
   irdl.operation @mbarrier_arrive {
     %bar = irdl.base "!llvm.ptr"
     irdl.operands(barrier: %bar)
@@ -240,11 +262,16 @@ irdl.dialect @tile {
     irdl.operands(barrier: %bar, bytes: %bytes)
   }
 
-  // Blocks until the barrier's phase with the given parity has completed.
+  // Blocks until the barrier's phase with the given parity has completed; `scope` is that of
+  // the acquire: "cta", or "cluster" where threads of other CTAs arrive on the barrier.
   irdl.operation @mbarrier_wait {
     %bar = irdl.base "!llvm.ptr"
     %phase = irdl.is i32
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%cta, %cluster)
     irdl.operands(barrier: %bar, phase: %phase)
+    irdl.attributes { "scope" = %scope }
   }
 
   // ---------------------------------------------------------------- tensor memory (tcgen05)

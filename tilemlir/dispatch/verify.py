@@ -24,8 +24,8 @@ TMEM_COLUMNS = (32, 64, 128, 256, 512)
 ROOT_SCOPES = {"tile.global": "global", "tile.alloc_shared": "shared",
                "tile.alloc_local": "local", "tile.tmem": "tmem"}
 # Primitives whose operand 0 is written: two elements landing on one place would race.
-WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.fill", "tile.cast", "tile.gemm",
-               "tile.gemm_async")
+WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.copy_async_multicast", "tile.fill",
+               "tile.cast", "tile.gemm", "tile.gemm_async")
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
 # Layout strides and offsets of on-chip buffers become i32 address arithmetic, global ones i64:

@@ -36,6 +36,14 @@ def _op(name: str, operands: list, attributes: dict, dispatch: str | None, resul
                                attributes=attrs)
 
 
+def _cta_mask(mask, what: str) -> int:
+    """A static 16-bit mask of cluster CTA ranks (at least one set)."""
+    if not isinstance(mask, int) or isinstance(mask, bool) or not 0 < mask < 1 << 16:
+        raise KernelError(f"{what} multicast is a 16-bit mask of cluster CTA ranks, got "
+                          f"{mask!r}")
+    return mask
+
+
 def _bool(v) -> ir.Value:
     return as_scalar(v, emit.i1()).value if not isinstance(v, bool) else emit.const(int(v), emit.i1())
 
@@ -52,8 +60,20 @@ class Scope:
     def copy(self, dst, src, dispatch: str | None = None) -> None:
         _op("copy", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
 
-    def copy_async(self, dst, src, barrier=None, dispatch: str | None = None) -> None:
+    def copy_async(self, dst, src, barrier=None, multicast: int | None = None,
+                   dispatch: str | None = None) -> None:
+        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for both CTAs of a pair),
+        `src` lands at `dst`'s offset in the shared memory of every CTA of the mask and
+        completes on the barrier at `barrier`'s offset in each (TMA multicast)."""
         operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if multicast is not None:
+            if barrier is None:
+                raise KernelError("copy_async with multicast completes on a barrier in each "
+                                  "CTA of the mask: pass barrier")
+            operands += [barrier, emit.const(_cta_mask(multicast, "copy_async"),
+                                              ir.IntegerType.get_signless(16))]
+            _op("copy_async_multicast", operands, self._scope(), dispatch)
+            return
         if barrier is not None:
             operands.append(barrier)
         _op("copy_async", operands, self._scope(), dispatch)
@@ -113,14 +133,20 @@ class _MBarrier:
         _op("mbarrier_init", [ptr, as_scalar(count, emit.i32()).value], {}, None)
 
     def arrive(self, ptr) -> None:
+        """Arrives on the barrier at `ptr`: this CTA's, or a peer's (a T.cuda.mapa pointer;
+        release at cluster scope)."""
         _op("mbarrier_arrive", [ptr], {}, None)
 
     def arrive_expect_tx(self, ptr, nbytes) -> None:
         _op("mbarrier_arrive_expect_tx", [ptr, as_scalar(nbytes, emit.i32()).value], {}, None)
 
-    def try_wait(self, ptr, phase) -> None:
-        """Waits until the barrier's phase of parity `phase` has completed."""
-        _op("mbarrier_wait", [ptr, as_scalar(phase, emit.i32()).value], {}, None)
+    def try_wait(self, ptr, phase, scope: str = "cta") -> None:
+        """Waits until the barrier's phase of parity `phase` has completed. scope="cluster"
+        acquires at cluster scope: for barriers that threads of other CTAs arrive on."""
+        if scope not in ("cta", "cluster"):
+            raise KernelError(f"mbarrier.try_wait scope is 'cta' or 'cluster', got {scope!r}")
+        _op("mbarrier_wait", [ptr, as_scalar(phase, emit.i32()).value],
+            {"scope": ir.StringAttr.get(scope)}, None)
 
 
 class _Wait:
@@ -149,11 +175,8 @@ class _Tcgen05:
         at the same offset in each of those CTAs is arrived at."""
         operands = [barrier_ptr]
         if multicast is not None:
-            if not isinstance(multicast, int) or isinstance(multicast, bool) \
-                    or not 0 < multicast < 1 << 16:
-                raise KernelError(f"tcgen05.commit multicast is a 16-bit mask of cluster CTA "
-                                  f"ranks, got {multicast!r}")
-            operands.append(emit.const(multicast, ir.IntegerType.get_signless(16)))
+            operands.append(emit.const(_cta_mask(multicast, "tcgen05.commit"),
+                                       ir.IntegerType.get_signless(16)))
         _op("tcgen05_commit", operands, _group(cta_group), None)
 
     def fence_before_thread_sync(self) -> None:

@@ -15,6 +15,8 @@ such parameter `.param .align 64 .b8 [128]` (`llvm.byval`, `nvvm.grid_constant`:
 rejects the latter) and copies the records to the top-level module as
 `tile.kernel_abi = {"<gpu.module>.<kernel>" = [...]}`, which the runtime reads after lowering
 (the gpu.func itself is gone by then). The runtime encodes a map per record at launch.
+The same pass gives a kernel launched in clusters (`tile.cluster`) its PTX cluster shape
+(`nvvm.cluster_dim`: .explicitcluster, .reqnctapercluster).
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from tilemlir.ir import emit
 from tilemlir.ir.modules import gpu_module_ops
 
 ATTR = "tile.tensor_maps"
+CLUSTER_ATTR = "tile.cluster"           # the kernel's cluster shape (array<i32: x, y, z>)
 MODULE_ATTR = "tile.kernel_abi"
 TENSOR_MAP_BYTES = 128
 
@@ -96,7 +99,8 @@ def tensor_map_argument(op: ir.Operation, param: int, box, swizzle: int) -> ir.V
 
 def run_kernel_abi(module: ir.Operation) -> None:
     """On the lowered llvm.func kernels: tensor-map params become 64-byte-aligned 128-byte
-    grid constants, and their records are copied to the top-level module."""
+    grid constants, and their records are copied to the top-level module; cluster shapes
+    become nvvm.cluster_dim."""
     with module.context:
         _apply(module)
 
@@ -106,6 +110,10 @@ def _apply(module: ir.Operation) -> None:
              "llvm.align": _i64(64), "nvvm.grid_constant": ir.UnitAttr.get()}
     table = {}
     for gname, op in gpu_module_ops(module, "llvm.func"):
+        if CLUSTER_ATTR in op.attributes:
+            # .explicitcluster / .reqnctapercluster: ptxas knows the shape, and a launch
+            # without these clusters fails instead of running a cluster kernel without peers.
+            op.attributes["nvvm.cluster_dim"] = op.attributes[CLUSTER_ATTR]
         if ATTR not in op.attributes:
             continue
         nargs = len(op.regions[0].blocks[0].arguments)

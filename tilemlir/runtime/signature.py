@@ -17,7 +17,7 @@ from mlir import ir
 
 from tilemlir.ir.modules import gpu_module_ops
 from tilemlir.ir.types import parse_buffer_type
-from tilemlir.lowering.kernel_abi import TensorMapRecord, lowered_records
+from tilemlir.lowering.kernel_abi import CLUSTER_ATTR, TensorMapRecord, lowered_records
 from tilemlir.lowering.materialize import shared_memory_bytes
 
 
@@ -100,7 +100,7 @@ def _signature(module_name: str, func) -> KernelSignature:
         raise SignatureError(f"kernel {name} declares no known_block_size")
     block = _ints(func.attributes["known_block_size"])
     grid = _ints(func.attributes["tile.grid"]) if "tile.grid" in func.attributes else (1, 1, 1)
-    cluster = _ints(func.attributes["tile.cluster"]) if "tile.cluster" in func.attributes \
+    cluster = _ints(func.attributes[CLUSTER_ATTR]) if CLUSTER_ATTR in func.attributes \
         else (1, 1, 1)
     return KernelSignature(module_name, name, tuple(params), block, grid,
                            shared_memory_bytes(func), cluster)

@@ -8,7 +8,7 @@ located diagnostic instead of an LLVM abort, and so that the tile IR stays targe
 from __future__ import annotations
 
 from mlir import ir
-from mlir.dialects import llvm, nvvm
+from mlir.dialects import arith, llvm, nvvm, scf
 
 from tilemlir.dispatch.registry import Predicate, predicate, register
 from tilemlir.ir import emit
@@ -55,10 +55,25 @@ def lower_mbarrier_init(ctx):
     return lambda: nvvm.mbarrier_init(ctx.operand("barrier"), ctx.operand("count"))
 
 
-@register("mbarrier_arrive", name="mbarrier", priority=0, when=[target_supports("mbarrier")])
+def _remote(barrier: ir.Value) -> bool:
+    """A shared::cluster pointer (tile.mapa): the barrier of another CTA of the cluster."""
+    return barrier.type == emit.ptr(7)
+
+
+_remote_target = Predicate("remote_target", lambda ctx: ctx.target.require("clusters")
+                           if _remote(ctx.operand("barrier")) else None)
+
+
+@register("mbarrier_arrive", name="mbarrier", priority=0,
+          when=[target_supports("mbarrier"), _remote_target])
 def lower_mbarrier_arrive(ctx):
-    """mbarrier.arrive.shared.b64 (the returned state is dropped)."""
-    return lambda: nvvm.mbarrier_arrive(emit.i64(), ctx.operand("barrier"))
+    """mbarrier.arrive.shared.b64 (the returned state is dropped); on a peer CTA's barrier (a
+    shared::cluster pointer) mbarrier.arrive.release.cluster.shared::cluster.b64, which returns
+    no state."""
+    barrier = ctx.operand("barrier")
+    if _remote(barrier):
+        return lambda: nvvm.mbarrier_arrive(None, barrier, scope=nvvm.MemScopeKind.CLUSTER)
+    return lambda: nvvm.mbarrier_arrive(emit.i64(), barrier)
 
 
 @register("mbarrier_arrive_expect_tx", name="mbarrier", priority=0,
@@ -69,13 +84,30 @@ def lower_mbarrier_arrive_expect_tx(ctx):
         None, ctx.operand("barrier"), ctx.operand("bytes"))
 
 
+_WAIT_TICKS = 0x989680        # suspend-time hint of each try_wait, in ns
+
+
 @register("mbarrier_wait", name="try_wait_parity", priority=0,
-          when=[target_supports("mbarrier_try_wait")])
+          when=[target_supports("mbarrier_try_wait"),
+                Predicate("scope_target", lambda ctx: ctx.target.require("clusters")
+                          if ctx.attr("scope") == "cluster" else None)])
 def lower_mbarrier_wait(ctx):
-    """A loop of mbarrier.try_wait.parity until the phase of that parity has completed."""
+    """A loop of mbarrier.try_wait.parity until the phase of that parity has completed
+    (.acquire.cta); with scope "cluster" .acquire.cluster, which synchronizes with the
+    release.cluster arrivals of other CTAs' threads."""
+    barrier, phase = ctx.operand("barrier"), ctx.operand("phase")
+    if ctx.attr("scope") != "cluster":
+        return lambda: nvvm.mbarrier_try_wait_parity(barrier, phase, emit.const_i32(_WAIT_TICKS))
+
     def build():
-        nvvm.mbarrier_try_wait_parity(ctx.operand("barrier"), ctx.operand("phase"),
-                                      emit.const_i32(0x989680))
+        loop = scf.WhileOp([], [])
+        with ir.InsertionPoint(loop.before.blocks.append()):
+            done = nvvm.mbarrier_try_wait(emit.i1(), barrier, phase,
+                                          ticks=emit.const_i32(_WAIT_TICKS),
+                                          scope=nvvm.MemScopeKind.CLUSTER)
+            scf.condition(arith.xori(done, emit.const(1, emit.i1())), [])
+        with ir.InsertionPoint(loop.after.blocks.append()):
+            scf.yield_([])
     return build
 
 

@@ -1,5 +1,6 @@
 """copy_async by TMA (cp.async.bulk.tensor, sm_90+): global -> shared completing on an mbarrier
-(variant "tma"), and shared -> global in bulk groups (variant "tma_store").
+(variant "tma"), the same into several CTAs of a cluster (copy_async_multicast, variant
+"tma_multicast"), and shared -> global in bulk groups (variant "tma_store").
 
 Before (one elected thread loads a 128x64 tile of A, at dynamic (m, k), into a 128B-swizzled
 stage; the barrier was armed with arrive_expect_tx for the bytes of every copy tracked by it):
@@ -167,8 +168,10 @@ def lower_tma(ctx):
     return lambda: _emit_boxes(ctx, "dst", param, _start_values(starts), boxes, box, mode)
 
 
-def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: str):
-    """One TMA copy per box, loads (shared == "dst") or stores (shared == "src")."""
+def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: str,
+                multicast: ir.Value | None = None):
+    """One TMA copy per box, loads (shared == "dst", to the CTAs of the `multicast` mask when
+    given) or stores (shared == "src")."""
     swizzle = SWIZZLE_BYTES.get(mode, 0)
     tmap = kernel_abi.tensor_map_argument(ctx.op, param, box, swizzle)
     ref = resolve(ctx.operand(shared))
@@ -189,7 +192,8 @@ def _emit_boxes(ctx, shared: str, param: int, starts: list, boxes, box, mode: st
         coords = [emit.to_i32(emit.add(starts[1], c0)), emit.to_i32(emit.add(starts[0], r0))]
         if shared == "dst":
             nvvm.cp_async_bulk_tensor_shared_cluster_global(
-                llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [], group=group)
+                llvm.addrspacecast(emit.ptr(7), smem), tmap, coords, barrier, [], group=group,
+                multicast_mask=multicast)
         else:
             nvvm.cp_async_bulk_tensor_global_shared_cta(tmap, smem, coords)
 
@@ -225,3 +229,61 @@ def lower_tma_store(ctx):
     param, starts = _global_window(ctx, "dst")
     return lambda: _emit_boxes(ctx, "src", param, _start_values(starts), boxes, box, mode)
 
+
+
+# ---------------------------------------------------------------------------- multicast
+def _cluster_ctas(ctx) -> int:
+    """CTAs per cluster of the kernel (its tile.cluster shape; 1 without one)."""
+    func = ctx.func
+    if func is None or kernel_abi.CLUSTER_ATTR not in func.attributes:
+        return 1
+    shape = ir.DenseI32ArrayAttr(func.attributes[kernel_abi.CLUSTER_ATTR])
+    return shape[0] * shape[1] * shape[2]
+
+
+@predicate("cluster_launch")
+def cluster_launch(ctx):
+    if _cluster_ctas(ctx) > 1:
+        return None
+    return ("a multicast copy writes the shared memory of other CTAs of a cluster: the kernel "
+            "needs a cluster of more than one CTA (T.cluster_shape)")
+
+
+@predicate("mask_fits_cluster")
+def mask_fits_cluster(ctx):
+    """The mask is a constant naming only ranks of the cluster."""
+    owner = ctx.operand("multicast").owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return "the multicast mask must be a constant (a static set of CTA ranks)"
+    mask = ir.IntegerAttr(owner.attributes["value"]).value & 0xFFFF
+    ctas = _cluster_ctas(ctx)
+    if mask == 0:
+        return "the multicast mask names no CTA"
+    if mask >> ctas:
+        return (f"the multicast mask {mask:#b} names CTA ranks beyond the {ctas} CTAs of the "
+                f"kernel's cluster")
+    return None
+
+
+@predicate("own_barrier")
+def own_barrier(ctx):
+    if ctx.operand("barrier").type != emit.ptr(7):
+        return None
+    return ("a multicast copy signals the barrier at the same offset in each CTA of the mask: "
+            "pass this CTA's barrier, not a tile.mapa pointer")
+
+
+@register("copy_async_multicast", name="tma_multicast", priority=20,
+          when=[copies("shared", "global", "a TMA load"), single_thread, same_shape_and_type,
+                target_supports("tma"), target_supports("clusters"), cluster_launch,
+                mask_fits_cluster, own_barrier])
+def lower_tma_multicast(ctx):
+    """cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes
+    .multicast::cluster per box: the box lands at the same offset in every CTA of the mask and
+    completes on each one's barrier at the same offset (so each of those barriers must expect
+    the bytes)."""
+    mode = _swizzle_mode(ctx, "dst")
+    boxes, box = _boxes(ctx, "dst", mode)
+    param, starts = _global_window(ctx, "src")
+    return lambda: _emit_boxes(ctx, "dst", param, _start_values(starts), boxes, box, mode,
+                               multicast=ctx.operand("multicast"))
