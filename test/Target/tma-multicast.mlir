@@ -1,8 +1,8 @@
 // Clusters on Hopper: tile.copy_async_multicast (Tx.copy_async(..., multicast=mask)) becomes a
 // TMA load with .multicast::cluster, tile.mbarrier_arrive on a peer's barrier (a tile.mapa
-// pointer) mbarrier.arrive.release.cluster.shared::cluster, tile.mbarrier_wait {scope =
-// "cluster"} a try_wait loop with .acquire.cluster, and the kernel's tile.cluster its PTX
-// cluster shape. Dispatch (NVVM), then PTX assembled by ptxas; rejections with their reasons.
+// pointer) mbarrier.arrive{.release.cluster}.shared::cluster (scope "cluster" / "cta"; the
+// default .release.cta prints bare), tile.mbarrier_wait {scope = "cluster"} a try_wait loop
+// with .acquire.cluster, and the kernel's tile.cluster its PTX cluster shape. Dispatch (NVVM), then PTX assembled by ptxas; rejections with their reasons.
 //
 // RUN: split-file %s %t
 // RUN: tilemlir-opt %t/ok.mlir --pass-pipeline='builtin.module(tile-dispatch{chip=sm_90a})' | FileCheck %s --check-prefix=IR
@@ -17,6 +17,8 @@
 // IR: nvvm.cp.async.bulk.tensor.shared.cluster.global %[[DST]], %{{.*}}, %{{.*}}, box[%{{.*}}, %{{.*}}] multicast_mask = %[[MASK]]
 // IR: %[[PEER:.*]] = nvvm.mapa %{{.*}}, %{{.*}} : !llvm.ptr<3> -> !llvm.ptr<7>
 // IR: nvvm.mbarrier.arrive %[[PEER]] {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr<7>
+// IR-NEXT: nvvm.mbarrier.arrive %[[PEER]] : !llvm.ptr<7>
+// IR-NEXT: nvvm.mbarrier.arrive %{{.*}} {scope = #nvvm.mem_scope<cluster>} : !llvm.ptr -> i64
 // IR: scf.while
 // IR: nvvm.mbarrier.try_wait %{{.*}}, %{{.*}}, %{{.*}} {scope = #nvvm.mem_scope<cluster>}
 // IR: nvvm.mbarrier.try_wait.parity
@@ -29,6 +31,8 @@
 // PTX: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [__tile_smem], [[MASK]];
 // PTX: mapa.shared::cluster.u64 [[PEER:%rd[0-9]+]], {{%rd[0-9]+}}, {{%r[0-9]+}};
 // PTX: mbarrier.arrive.release.cluster.shared::cluster.b64 _, {{\[}}[[PEER]]{{\]}}
+// PTX-NEXT: mbarrier.arrive.shared::cluster.b64 _, {{\[}}[[PEER]]{{\]}}
+// PTX-NEXT: mbarrier.arrive.release.cluster.shared.b64 {{%rd[0-9]+}}, [__tile_smem+8]
 // PTX: mbarrier.try_wait.parity.acquire.cluster.shared.b64
 // PTX: mbarrier.try_wait.parity.b64
 
@@ -39,7 +43,8 @@
 !Bar = !tile.buf<array<i64: 2>, i64, "shared", #tile.layout<"S[2:1]">>
 gpu.module @m {
   // One thread of each CTA of a pair loads a 128x64 box into both CTAs (mask 0b11), arrives
-  // on the peer's barrier, and waits at cluster scope on its own; then a CTA-scope wait.
+  // on the peer's barrier (release at cluster, then at CTA scope) and on its own (cluster
+  // scope), and waits at cluster scope on its own; then a CTA-scope wait.
   gpu.func @pair(%p: !llvm.ptr) kernel attributes {known_block_size = array<i32: 32, 1, 1>,
                                                      tile.cluster = array<i32: 2, 1, 1>} {
     %c0 = arith.constant 0 : index
@@ -60,7 +65,9 @@ gpu.module @m {
       %empty = "tile.addr"(%bars, %c1) : (!Bar, index) -> !llvm.ptr
       "tile.copy_async_multicast"(%stage, %w, %full, %mask) {scope = "thread"} : (!Sm, !W, !llvm.ptr, i16) -> ()
       %peer_empty = "tile.mapa"(%empty, %peer) : (!llvm.ptr, i32) -> !llvm.ptr<7>
-      "tile.mbarrier_arrive"(%peer_empty) : (!llvm.ptr<7>) -> ()
+      "tile.mbarrier_arrive"(%peer_empty) {scope = "cluster"} : (!llvm.ptr<7>) -> ()
+      "tile.mbarrier_arrive"(%peer_empty) {scope = "cta"} : (!llvm.ptr<7>) -> ()
+      "tile.mbarrier_arrive"(%empty) {scope = "cluster"} : (!llvm.ptr) -> ()
       "tile.mbarrier_wait"(%empty, %c0_i32) {scope = "cluster"} : (!llvm.ptr, i32) -> ()
       "tile.mbarrier_wait"(%full, %c0_i32) {scope = "cta"} : (!llvm.ptr, i32) -> ()
     }
@@ -151,8 +158,10 @@ gpu.module @m [#nvvm.target<chip = "sm_80">] {
     scf.if %one {
       // expected-error@+1 {{tma_multicast (priority 20): target: cp.async.bulk.tensor (TMA) is not available on sm_80; target: thread-block clusters is not available on sm_80}}
       "tile.copy_async_multicast"(%s, %g, %bar, %mask) {scope = "thread"} : (!Sm, !G, !llvm.ptr, i16) -> ()
-      // expected-error@+1 {{mbarrier (priority 0): remote_target: thread-block clusters is not available on sm_80}}
-      "tile.mbarrier_arrive"(%remote) : (!llvm.ptr<7>) -> ()
+      // expected-error@+1 {{mbarrier (priority 0): cluster_target: thread-block clusters is not available on sm_80}}
+      "tile.mbarrier_arrive"(%remote) {scope = "cta"} : (!llvm.ptr<7>) -> ()
+      // expected-error@+1 {{mbarrier (priority 0): cluster_target: thread-block clusters is not available on sm_80}}
+      "tile.mbarrier_arrive"(%bar) {scope = "cluster"} : (!llvm.ptr) -> ()
       // expected-error@+1 {{try_wait_parity (priority 0): target: mbarrier.try_wait is not available on sm_80; scope_target: thread-block clusters is not available on sm_80}}
       "tile.mbarrier_wait"(%bar, %c0_i32) {scope = "cluster"} : (!llvm.ptr, i32) -> ()
     }

@@ -87,7 +87,7 @@ def _multicast_kernel(cluster, multicast=0b11, barrier=True, scope="cluster"):
             if lane == 0:
                 Tx.copy_async(As[:, :], A[bx * 64:bx * 64 + 64, :],
                               bars.ptr_to([0]) if barrier else None, multicast=multicast)
-                T.ptx.mbarrier.arrive(T.cuda.mapa(bars.ptr_to([1]), rank ^ 1))
+                T.ptx.mbarrier.arrive(T.cuda.mapa(bars.ptr_to([1]), rank ^ 1), scope=scope)
                 T.ptx.mbarrier.try_wait(bars.ptr_to([1]), 0, scope=scope)
     return multicast_load
 
@@ -100,11 +100,17 @@ def test_multicast_copy_reaches_the_ptx():
     assert "mbarrier.try_wait.parity.acquire.cluster.shared.b64" in ptx
 
 
+def test_barrier_scope_cta_is_the_plain_instruction():
+    ptx = tilemlir.compile(_multicast_kernel([2], scope="cta"), target="sm_90a", cache=False).ptx
+    assert "mbarrier.arrive.shared::cluster.b64 _," in ptx
+    assert "release.cluster" not in ptx and "acquire.cluster" not in ptx
+
+
 @pytest.mark.parametrize("kwargs, message", [
     (dict(multicast=0), "copy_async multicast is a 16-bit mask of cluster CTA ranks"),
     (dict(multicast=True), "copy_async multicast is a 16-bit mask of cluster CTA ranks"),
     (dict(barrier=False), "copy_async with multicast completes on a barrier in each CTA"),
-    (dict(scope="gpu"), "mbarrier.try_wait scope is 'cta' or 'cluster', got 'gpu'"),
+    (dict(scope="gpu"), "mbarrier.arrive scope is 'cta' or 'cluster', got 'gpu'"),
 ])
 def test_multicast_arguments_are_checked(kwargs, message):
     with pytest.raises(T.KernelError, match=message):

@@ -249,11 +249,16 @@ irdl.dialect @tile {
     irdl.operands(barrier: %bar, count: %count)
   }
 
-  // Arrives on the barrier; a shared::cluster pointer (!llvm.ptr<7>, from tile.mapa) is the
-  // barrier of another CTA of the cluster (release at cluster scope).
+  // Arrives on the barrier (a release at `scope`: "cta", or "cluster" where threads of other
+  // CTAs acquire through it); a shared::cluster pointer (!llvm.ptr<7>, from tile.mapa) is the
+  // barrier of another CTA of the cluster.
   irdl.operation @mbarrier_arrive {
     %bar = irdl.base "!llvm.ptr"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%cta, %cluster)
     irdl.operands(barrier: %bar)
+    irdl.attributes { "scope" = %scope }
   }
 
   irdl.operation @mbarrier_arrive_expect_tx {

@@ -128,14 +128,22 @@ def _group(cta_group: int) -> dict:
     return {"cta_group": _i64_attr(cta_group)}
 
 
+def _scope_attr(scope, what: str) -> ir.Attribute:
+    """The memory scope of a barrier's release or acquire."""
+    if scope not in ("cta", "cluster"):
+        raise KernelError(f"{what} scope is 'cta' or 'cluster', got {scope!r}")
+    return ir.StringAttr.get(scope)
+
+
 class _MBarrier:
     def init(self, ptr, count) -> None:
         _op("mbarrier_init", [ptr, as_scalar(count, emit.i32()).value], {}, None)
 
-    def arrive(self, ptr) -> None:
-        """Arrives on the barrier at `ptr`: this CTA's, or a peer's (a T.cuda.mapa pointer;
-        release at cluster scope)."""
-        _op("mbarrier_arrive", [ptr], {}, None)
+    def arrive(self, ptr, scope: str = "cta") -> None:
+        """Arrives on the barrier at `ptr`: this CTA's, or a peer's (a T.cuda.mapa pointer).
+        scope="cluster" releases at cluster scope, for waiters in other CTAs that acquire at
+        cluster scope (try_wait(..., scope="cluster"))."""
+        _op("mbarrier_arrive", [ptr], {"scope": _scope_attr(scope, "mbarrier.arrive")}, None)
 
     def arrive_expect_tx(self, ptr, nbytes) -> None:
         _op("mbarrier_arrive_expect_tx", [ptr, as_scalar(nbytes, emit.i32()).value], {}, None)
@@ -143,10 +151,8 @@ class _MBarrier:
     def try_wait(self, ptr, phase, scope: str = "cta") -> None:
         """Waits until the barrier's phase of parity `phase` has completed. scope="cluster"
         acquires at cluster scope: for barriers that threads of other CTAs arrive on."""
-        if scope not in ("cta", "cluster"):
-            raise KernelError(f"mbarrier.try_wait scope is 'cta' or 'cluster', got {scope!r}")
         _op("mbarrier_wait", [ptr, as_scalar(phase, emit.i32()).value],
-            {"scope": ir.StringAttr.get(scope)}, None)
+            {"scope": _scope_attr(scope, "mbarrier.try_wait")}, None)
 
 
 class _Wait:

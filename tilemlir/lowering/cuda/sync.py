@@ -60,20 +60,22 @@ def _remote(barrier: ir.Value) -> bool:
     return barrier.type == emit.ptr(7)
 
 
-_remote_target = Predicate("remote_target", lambda ctx: ctx.target.require("clusters")
-                           if _remote(ctx.operand("barrier")) else None)
+_cluster_target = Predicate("cluster_target", lambda ctx: ctx.target.require("clusters")
+                           if _remote(ctx.operand("barrier")) or ctx.attr("scope") == "cluster"
+                           else None)
 
 
 @register("mbarrier_arrive", name="mbarrier", priority=0,
-          when=[target_supports("mbarrier"), _remote_target])
+          when=[target_supports("mbarrier"), _cluster_target])
 def lower_mbarrier_arrive(ctx):
-    """mbarrier.arrive.shared.b64 (the returned state is dropped); on a peer CTA's barrier (a
-    shared::cluster pointer) mbarrier.arrive.release.cluster.shared::cluster.b64, which returns
-    no state."""
+    """mbarrier.arrive.shared.b64 (the returned state is dropped), .release.cluster with scope
+    "cluster"; on a peer CTA's barrier (a shared::cluster pointer)
+    mbarrier.arrive.release.{cta,cluster}.shared::cluster.b64, which returns no state."""
     barrier = ctx.operand("barrier")
+    scope = {"cta": None, "cluster": nvvm.MemScopeKind.CLUSTER}[ctx.attr("scope")]
     if _remote(barrier):
-        return lambda: nvvm.mbarrier_arrive(None, barrier, scope=nvvm.MemScopeKind.CLUSTER)
-    return lambda: nvvm.mbarrier_arrive(emit.i64(), barrier)
+        return lambda: nvvm.mbarrier_arrive(None, barrier, scope=scope or nvvm.MemScopeKind.CTA)
+    return lambda: nvvm.mbarrier_arrive(emit.i64(), barrier, scope=scope)
 
 
 @register("mbarrier_arrive_expect_tx", name="mbarrier", priority=0,
