@@ -49,6 +49,7 @@ KERNELS = {
     "hgemm_v4": ("tilemlir.kernels.hgemm_hopper", "hgemm_v4"),
     "hgemm_v5": ("tilemlir.kernels.hgemm_hopper", "hgemm_v5"),
     "hgemm_v6": ("tilemlir.kernels.hgemm_hopper", "hgemm_v6"),
+    "hgemm_v7": ("tilemlir.kernels.hgemm_hopper", "hgemm_v7"),
 }
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 

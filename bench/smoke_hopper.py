@@ -13,13 +13,17 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6  # noqa: E402
+from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7  # noqa: E402
 
-CASES = [(hgemm_v6, (128, 256, 64), {}), (hgemm_v6, (1000, 1000, 1000), {}),
+CASES = [(hgemm_v7, (384, 768, 320), {}), (hgemm_v7, (1000, 1000, 512), {}),
+         (hgemm_v6, (128, 256, 64), {}), (hgemm_v6, (1000, 1000, 1000), {}),
          (hgemm_v5, (1024, 1024, 1024), {}), (hgemm_v4, (1024, 1024, 1024), {})]
 SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v6, (200, 136, 200), dict(BM=64, BN=128, SMS=2)),   # ragged, ring wraps
-         (hgemm_v6, (256, 256, 128), dict(SMS=1))]
+         (hgemm_v6, (256, 256, 128), dict(SMS=1)),
+         (hgemm_v7, (384, 256, 128), dict(SMS=2)),      # one cluster: 2 pairs, odd tile rows
+         (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128, SMS=2)),    # ragged, ring wraps
+         (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=False))]
 
 
 def main() -> None:

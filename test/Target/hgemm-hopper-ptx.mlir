@@ -1,6 +1,7 @@
 // Seed 000's roadmap on Hopper (tilemlir/kernels/hgemm_hopper.py) down to sm_90a PTX, assembled
 // by ptxas: v4 (TMA + mbarrier ring), v5 (warp-specialized), v6 (persistent, TMA-store
-// epilogue, ragged shape). The same kernels run on the H200 in test_hgemm_hopper_gpu.py.
+// epilogue, ragged shape), v7 (2x1 clusters, B multicast; 3 tile rows: a pair's second tile
+// lies past M). The same kernels run on the H200 in test_hgemm_hopper_gpu.py.
 //
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v4 256 512 1024 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v4.ptx
 // RUN: FileCheck %s --check-prefixes=ALL,V4 < %t.v4.ptx
@@ -11,6 +12,9 @@
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 1000 1000 1000 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v6.ptx
 // RUN: FileCheck %s --check-prefixes=ALL,WS,V6 < %t.v6.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v6.ptx -o %t.v6.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v7 384 768 320 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v7.ptx
+// RUN: FileCheck %s --check-prefix=V7 < %t.v7.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v7.ptx -o %t.v7.cubin %}
 
 // The tensor maps dispatch added: 128-byte grid constants after the user's pointers, read
 // through their generic param-space address.
@@ -57,3 +61,41 @@
 // V6: cp.async.bulk.commit_group;
 // V6: cp.async.bulk.wait_group.read 0;
 // ALL: ret;
+
+// v7: launched in clusters of 2; each CTA's barriers are initialised, then the cluster syncs
+// before any CTA signals its peer. Consumers free a stage in both CTAs: their own barrier and
+// the peer's (mapa, release at cluster scope). The producer waits at cluster scope, arms its
+// full barrier with the whole stage, (128 + 256) * 64 * 2 bytes, loads its A tile and
+// multicasts its half of B to both CTAs (mask 0b11). The cluster syncs again before exit.
+// V7: .param .align 64 .b8 hgemm_v7_param_5[128]
+// V7-NEXT: )
+// V7-NEXT: .maxntid 384, 1, 1
+// V7-NEXT: .explicitcluster
+// V7-NEXT: .reqnctapercluster 2, 1, 1
+// V7: mov.b32 [[TWO_CONSUMERS:%r[0-9]+]], 4;
+// V7: mbarrier.init.shared.b64 [__tile_smem+32], [[TWO_CONSUMERS]];
+// V7: fence.mbarrier_init.release.cluster;
+// V7-NEXT: barrier.cluster.arrive.aligned;
+// V7-NEXT: barrier.cluster.wait.aligned;
+// V7: setmaxnreg.inc.sync.aligned.u32 232;
+// V7: mbarrier.try_wait.parity.shared.b64
+// V7-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// V7: wgmma.wait_group.sync.aligned 1;
+// V7: mapa.shared::cluster.u64 [[PEER:%rd[0-9]+]], {{%rd[0-9]+}}, {{%r[0-9]+}};
+// V7: mbarrier.arrive.shared.b64
+// V7: mbarrier.arrive.release.cluster.shared::cluster.b64 _, {{\[}}[[PEER]]{{\]}}
+// V7: wgmma.wait_group.sync.aligned 0;
+// V7-COUNT-8: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// V7: fence.proxy.async.shared::cta;
+// V7: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// V7: setmaxnreg.dec.sync.aligned.u32 40;
+// V7: elect.sync
+// V7: mbarrier.try_wait.parity.acquire.cluster.shared.b64 {{%p[0-9]+}}, [__tile_smem+32]
+// V7: mov.b32 [[BYTES:%r[0-9]+]], 49152;
+// V7-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__tile_smem], [[BYTES]];
+// V7: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [__tile_smem];
+// V7: mov.b16 [[MASK:%rs[0-9]+]], 3;
+// V7-NEXT: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [__tile_smem], [[MASK]];
+// V7: barrier.cluster.arrive.aligned;
+// V7-NEXT: barrier.cluster.wait.aligned;
+// V7-NEXT: ret;

@@ -1,10 +1,12 @@
 """The Hopper GEMM factories (CPU): configurations they cannot build are refused up front with
 the reason, and the ones they accept compile to sm_90a PTX with the tensor maps they need."""
 
+import re
+
 import pytest
 
 import tilemlir
-from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v4, hgemm_v5, hgemm_v6
+from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7
 
 
 @pytest.mark.parametrize("factory, args, kwargs, message", [
@@ -20,6 +22,11 @@ from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v4, hgemm_v5, hgemm_
     (hgemm_v6, (1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
     (hgemm_v6, (128, 256, 64), dict(EPI_N=96), "EPI_N=96 must be a multiple of 64 dividing"),
     (hgemm_v6, (128, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
+    (hgemm_v7, (1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
+    (hgemm_v7, (256, 248, 64), dict(BN=248), "BN=248 must be a multiple of 16"),
+    (hgemm_v7, (128, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
+    (hgemm_v7, (256, 256, 64), dict(SMS=1), "SMS=1 leaves no room for one cluster of 2 CTAs"),
+    (hgemm_v7, (256, 256, 64), dict(BK=32), "BK must be 64"),
 ])
 def test_refused_with_the_reason(factory, args, kwargs, message):
     with pytest.raises(ShapeError, match=message.replace("(", r"\(").replace("+", r"\+")):
@@ -37,9 +44,64 @@ def test_consumer_budget_fits_the_register_file():
     (hgemm_v4, (128, 256, 64), [(0, (128, 64)), (1, (256, 64))]),
     (hgemm_v5, (128, 256, 64), [(0, (128, 64)), (1, (256, 64))]),
     (hgemm_v6, (1000, 1000, 1000), [(0, (128, 64)), (1, (256, 64)), (2, (64, 64))]),
+    # v7: each CTA loads half of B's 256 rows (multicast to both CTAs of the pair)
+    (hgemm_v7, (1000, 1000, 1000), [(0, (128, 64)), (1, (128, 64)), (2, (64, 64))]),
 ])
 def test_tensor_maps_follow_the_shared_tiles(factory, shape, maps):
     kernel = tilemlir.compile(factory(*shape), target="sm_90a", cache=False)
     got = [(r.param, r.box, r.swizzle) for r in kernel.signature.tensor_maps]
     assert got == [(p, box, 128) for p, box in maps]
     assert [r.arg for r in kernel.signature.tensor_maps] == list(range(3, 3 + len(maps)))
+
+
+@pytest.mark.parametrize("shape, config, grid", [
+    ((8192, 8192, 8192), {}, 132),                   # 1024 pairs of tiles: 66 clusters
+    ((384, 768, 320), {}, 12),                       # 3 tile rows: 2 pair rows x 3 columns
+    ((256, 256, 64), {}, 2),                         # one pair
+    ((1024, 1024, 1024), dict(SMS=7), 6),            # whole clusters, at most SMS CTAs
+])
+def test_v7_launches_whole_clusters_of_two(shape, config, grid):
+    kernel = tilemlir.compile(hgemm_v7(*shape, **config), target="sm_90a", cache=False)
+    assert kernel.signature.cluster == (2, 1, 1)
+    assert kernel.signature.grid == (grid, 1, 1)
+    ptx = kernel.ptx
+    assert ".reqnctapercluster 2, 1, 1" in ptx
+    # B: half a tile per CTA, multicast to both; A: this CTA's own tile
+    assert ptx.count(".multicast::cluster [") >= 1
+    assert "mbarrier.arrive.release.cluster.shared::cluster.b64" in ptx
+    assert "mbarrier.try_wait.parity.acquire.cluster.shared.b64" in ptx
+    assert ptx.count("barrier.cluster.arrive.aligned;") == 2     # after init, before exit
+
+
+def _register_values(ptx: str) -> dict[str, int]:
+    return {m[1]: int(m[2]) for m in re.finditer(r"mov\.b32\s+(%r\d+), (\d+);", ptx)}
+
+
+def test_v7_stage_barriers_count_both_ctas():
+    """The full barrier expects the whole stage (A and both halves of B); the empty barrier
+    counts the consumers of both CTAs."""
+    ptx = tilemlir.compile(hgemm_v7(1024, 1024, 1024, BM=128, BN=128, STAGES=3),
+                           target="sm_90a", cache=False).ptx
+    values = _register_values(ptx)
+    armed = {values[r] for r in re.findall(r"mbarrier\.arrive\.expect_tx\.shared\.b64 "
+                                           r"%rd\d+, \[[^]]+\], (%r\d+);", ptx)}
+    assert armed == {(128 + 128) * 64 * 2}
+    counts = {addr: values[r] for addr, r in
+              re.findall(r"mbarrier\.init\.shared\.b64\s+\[([^]]+)\], (%r\d+);", ptx)}
+    full = {a: c for a, c in counts.items() if int(a.partition("+")[2] or 0) < 3 * 8}
+    empty = {a: c for a, c in counts.items() if a not in full}
+    assert set(full.values()) == {1} and len(full) == 3
+    assert set(empty.values()) == {2 * 2} and len(empty) == 3      # 2 CTAs x 2 consumers
+
+
+def test_v7_cross_cta_handoff_scope():
+    """CLUSTER_RELEASE=False: the consumers' arrivals on the peer's barrier and the producer's
+    waits are CTA-scope (no MEMBAR.GPU per stage), everything else unchanged."""
+    cluster = tilemlir.compile(hgemm_v7(1024, 1024, 1024), target="sm_90a", cache=False).ptx
+    cta = tilemlir.compile(hgemm_v7(1024, 1024, 1024, CLUSTER_RELEASE=False),
+                           target="sm_90a", cache=False).ptx
+    assert "mbarrier.arrive.release.cluster.shared::cluster.b64 _," in cluster
+    assert "mbarrier.try_wait.parity.acquire.cluster" in cluster
+    assert "mbarrier.arrive.shared::cluster.b64 _," in cta
+    assert "release.cluster.shared" not in cta and "acquire.cluster" not in cta
+    assert cta.count(".multicast::cluster [") == cluster.count(".multicast::cluster [")

@@ -1,11 +1,12 @@
 """Seed 000's roadmap on Hopper (TMA pipeline, warp specialization, persistent tiles with TMA
-stores) on the H200, against torch
+stores, 2x1 clusters with B multicast) on the H200, against torch
 in float32, with NaN-poisoned outputs and fresh inputs, including K that is not a multiple of
-the 64-wide k-tile (TMA zero-fills the edge) and, for v6, ragged M and N (TMA stores clip)."""
+the 64-wide k-tile (TMA zero-fills the edge) and, for v6 and v7, ragged M and N (TMA stores
+clip); for v7 also an odd number of tile rows (a pair's second tile lies past M)."""
 
 import pytest
 
-from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6
+from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -30,6 +31,15 @@ CASES = [
     (hgemm_v6, (3000, 5120, 2056), {}),
     (hgemm_v6, (200, 136, 72), dict(BM=64, BN=128)),
     (hgemm_v6, (4096, 4096, 4096), {}),
+    (hgemm_v7, (256, 512, 256), {}),
+    (hgemm_v7, (384, 768, 320), {}),              # 3 tile rows: the odd pair's second tile
+    (hgemm_v7, (1000, 1000, 512), {}),            # ragged M, N
+    (hgemm_v7, (1024, 1024, 1000), dict(SMS=4)),  # 2 clusters, 8 pairs each, ring wraps
+    (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128)),
+    (hgemm_v7, (3000, 5120, 2056), {}),
+    (hgemm_v7, (4096, 4096, 4096), {}),
+    (hgemm_v7, (384, 768, 320), dict(CLUSTER_RELEASE=False)),
+    (hgemm_v7, (1024, 1024, 1000), dict(SMS=4, CLUSTER_RELEASE=False)),
 ]
 
 

@@ -9,12 +9,15 @@
       Stages are freed through an `empty` barrier per stage, one arrival per consumer.
   v6  Persistent tiles: one CTA per SM walks the output tiles; the producer runs ahead into the
       next tile while the consumers write the last one back (stmatrix -> shared -> TMA store).
+  v7  2x1 clusters: the two CTAs of a cluster compute vertically adjacent tiles, which need the
+      same B; each loads half of it and multicasts that half into both CTAs' stages, so B's
+      traffic from L2 halves. A stage is freed by the consumers of both CTAs.
 
 D[m, n] = sum_k A[m, k] * B[n, k]: A is M x K, B is N x K (both K-major, as the seeds store
 them), D is M x N in the input type, accumulated in fp32. Each CTA computes a BM x BN tile with
 BM / 64 consumer warpgroups (64 rows each, wgmma m64nBNk16). TMA zero-fills reads past the
 edges, so K needs no padding; v4 and v5 write whole tiles from registers, so M and N must be
-multiples of the tile, while v6's TMA stores are clipped at the edges. Tiles are visited in
+multiples of the tile, while v6's and v7's TMA stores are clipped at the edges. Tiles are visited in
 grouped order (GROUP_M tile rows swept column by column) so that neighbouring CTAs share A and
 B in L2. As in the seed, each step is written out whole, so that it reads on its own.
 """
@@ -354,3 +357,167 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
 
     return hgemm_v6
+
+
+def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
+             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=True):
+    """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
+    that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
+    B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
+    both CTAs: B's traffic from L2 halves. Each CTA still loads its own A tile.
+
+    The ring is shared across the pair: a stage of CTA r is written by both producers, so
+      - each CTA's `full` barrier expects the whole stage (its A, both halves of B): the peer's
+        multicast half completes on it too;
+      - a stage is free only when the consumers of BOTH CTAs have read it: `empty` counts
+        2 x consumers arrivals, each consumer arrives on its own CTA's barrier and on the
+        peer's (mapa), and the producer's wait acquires what the peer's consumers released.
+        CLUSTER_RELEASE (default) makes that hand-off release/acquire at cluster scope, as the
+        PTX memory model asks of threads in different CTAs; ptxas puts a MEMBAR.GPU before
+        each such arrive. CLUSTER_RELEASE=False keeps both at CTA scope, as CUTLASS does: what
+        the hand-off orders is wgmma's reads of the stage, which wait_group has completed
+        before the arrive, not writes that need publishing.
+    A cluster_sync after the barriers are initialised (no peer signals a barrier that does not
+    exist yet) and one before exit (no CTA leaves while its peer may still write its shared
+    memory or arrive on its barriers). The persistent scheduler hands out pairs of tiles in
+    grouped order (GROUP_M tile rows, swept column by column); where the tile rows are odd,
+    the last pair's second tile lies past M: that CTA still loads (TMA zero-fills A, and its B
+    half feeds its peer) and computes, but stores nothing. SMS: the number of SMs (132 on the
+    H200); the grid is a whole number of clusters, at most SMS CTAs."""
+    _check("hgemm_v7", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
+           STAGES)
+    if N % 8:
+        raise ShapeError(f"hgemm_v7: N={N} must be a multiple of 8 (TMA needs 16-byte row "
+                         f"strides for 16-bit elements)")
+    if BN % 16:
+        raise ShapeError(f"hgemm_v7: BN={BN} must be a multiple of 16 (each CTA of the pair "
+                         f"loads BN / 2 rows of B, whose boxes start on 1024-byte swizzle "
+                         f"repeats)")
+    if BN % EPI_N or EPI_N % 64:
+        raise ShapeError(f"hgemm_v7: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
+        raise ShapeError(f"hgemm_v7: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
+                         f"the 227 KiB of shared memory a Hopper CTA can have")
+    if SMS < 2:
+        raise ShapeError(f"hgemm_v7: SMS={SMS} leaves no room for one cluster of 2 CTAs")
+    consumers = BM // 64
+    CONSUMER_REGS = _consumer_regs("hgemm_v7", consumers, PRODUCER_REGS, CONSUMER_REGS)
+    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    pairs_m = math.ceil(tiles_m / 2)
+    pairs = pairs_m * tiles_n
+    clusters = min(SMS // 2, pairs)
+    group_m = math.gcd(max(1, GROUP_M // 2), pairs_m)       # in pairs of tile rows
+    HALF_N = BN // 2
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    stage_bytes = (BM + BN) * BK * 2                         # A + both halves of B
+    handoff = "cluster" if CLUSTER_RELEASE else "cta"        # scope of the cross-CTA hand-off
+
+    @T.prim_func
+    def hgemm_v7(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype)):
+        pid = T.cta_id([2 * clusters])
+        T.cluster_shape([2, 1, 1])
+        wg = T.warpgroup_id([1 + consumers])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        rank = T.cuda.cluster_ctarank()
+        peer = rank ^ 1
+        cluster = pid // 2
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)      # this CTA's stage has landed
+        empty = pool.alloc((STAGES,), "uint64", align=8)     # both CTAs' consumers are done
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
+        Cs = pool.alloc((BM, EPI_N), dtype, layout=c_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(empty.ptr_to([s]), 2 * consumers)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+
+        if wg == 0:
+            # --- producer: its A tile, and its half of B into both CTAs ---
+            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    it: T.int32 = 0
+                    for t in T.serial(cluster, pairs, clusters):
+                        m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
+                        m0 = m_pair + rank * BM
+                        nb = n0 + rank * HALF_N
+                        for kt in T.serial(k_tiles):
+                            s = it % STAGES
+                            T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2,
+                                                    scope=handoff)
+                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+                            Tx.copy_async(As[s * BM:s * BM + BM, :],
+                                          A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                            Tx.copy_async(Bs[s * BN + rank * HALF_N:
+                                             s * BN + rank * HALF_N + HALF_N, :],
+                                          B[nb:nb + HALF_N, kt * BK:kt * BK + BK],
+                                          full.ptr_to([s]), multicast=0b11)
+                            it += 1
+        else:
+            # --- consumers: 64 rows of each tile each; stages freed in both CTAs ---
+            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+            row = (wg - 1) * 64
+            acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
+            out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+
+            def release(s):
+                T.ptx.mbarrier.arrive(empty.ptr_to([s]))
+                T.ptx.mbarrier.arrive(T.cuda.mapa(empty.ptr_to([s]), peer), scope=handoff)
+
+            it: T.int32 = 0
+            for t in T.serial(cluster, pairs, clusters):
+                m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
+                m0 = m_pair + rank * BM
+                Tx.wg.fill(acc, 0.0)
+                for kt in T.serial(k_tiles):
+                    s = it % STAGES
+                    T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
+                    Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
+                                     Bs[s * BN:s * BN + BN, :], accum=True)
+                    T.ptx.wgmma.wait_group(1)
+                    if kt > 0:
+                        if warp == 0:
+                            if lane == 0:
+                                release((it + STAGES - 1) % STAGES)
+                    it += 1
+                T.ptx.wgmma.wait_group(0)
+                if warp == 0:
+                    if lane == 0:
+                        release((it + STAGES - 1) % STAGES)
+                # Epilogue as in v6; a tile past M (the odd pair's second) stores nothing.
+                if m0 < M:
+                    Tx.wg.cast(out, acc)
+                    for c0 in T.unroll(0, BN, EPI_N):
+                        if warp == 0:
+                            if lane == 0:
+                                T.ptx.bulk.wait_group(0)
+                        T.cuda.bar_sync(wg, 128)
+                        Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
+                        T.ptx.fence.proxy_async("shared::cta")
+                        T.cuda.bar_sync(wg, 128)
+                        if warp == 0:
+                            if lane == 0:
+                                Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
+                                              Cs[row:row + 64, :])
+                                T.ptx.bulk.commit_group()
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.bulk.wait_group(0)
+
+        T.cuda.cluster_sync()           # no CTA exits while its peer may still signal or write it
+
+    return hgemm_v7
