@@ -15,8 +15,8 @@
 // window into storage: tile.slice and tile.view make new windows, tile.storage exposes the raw
 // storage (an LLVM pointer, or the i32 TMEM address) once dispatch needs it.
 //
-// Primitives (copy, copy_async, gemm, gemm_async, cast, fill, unary, binary, select, reduce) carry an execution `scope`
-// ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute
+// Primitives (copy, copy_async, gemm, gemm_async, cast, fill, unary, binary, select, reduce)
+// carry an execution `scope` ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute
 // `dispatch` naming the variant to use. The tile-dispatch pass replaces each primitive with the
 // IR of the best variant registered for it, or reports why none applies. Synchronisation ops
 // (barriers, fences, elect, TMEM allocation) are dispatched the same way, so that an instruction
