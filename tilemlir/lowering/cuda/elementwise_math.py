@@ -86,16 +86,16 @@ def _cmp(pred, a, b):
     return arith.cmpf(pred, a, b)
 
 
-def _exp2_int(n: ir.Value) -> ir.Value:
-    """2^n as f32 for an i32 n with 2 n in [-252, 256]: bits (n + 127) << 23, in two halves so
-    that neither leaves the normal range (the product over- or underflows as it should)."""
+def _scale(p: ir.Value, n: ir.Value) -> ir.Value:
+    """p * 2^n for an i32 n in [-150, 128], in two steps of 2^(n/2) so that neither power leaves
+    the normal range (2^128 alone would be inf where p * 2^128 is finite)."""
     half = arith.shrsi(n, emit.const_i32(1))
     rest = arith.subi(n, half)
 
     def power(k):
         bits = arith.shli(arith.addi(k, emit.const_i32(127)), emit.const_i32(23))
         return arith.bitcast(f32(), bits)
-    return _mul(power(half), power(rest))
+    return _mul(_mul(p, power(half)), power(rest))
 
 
 def exp(x: ir.Value, fast: bool) -> ir.Value:
@@ -108,7 +108,7 @@ def exp(x: ir.Value, fast: bool) -> ir.Value:
     r = fma(n, const(-LN2_HI), x)
     r = fma(n, const(-LN2_LO), r)
     p = intrinsic("llvm.nvvm.ex2.approx.f32", _mul(r, const(LOG2E)))
-    return _mul(p, _exp2_int(arith.fptosi(emit.i32(), n)))
+    return _scale(p, arith.fptosi(emit.i32(), n))
 
 
 def exp2(x: ir.Value, fast: bool) -> ir.Value:
