@@ -15,8 +15,8 @@
 // window into storage: tile.slice and tile.view make new windows, tile.storage exposes the raw
 // storage (an LLVM pointer, or the i32 TMEM address) once dispatch needs it.
 //
-// Primitives (copy, copy_async, gemm, gemm_async, cast, fill) carry an execution `scope`
-// ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute
+// Primitives (copy, copy_async, gemm, gemm_async, cast, fill, unary, binary, select, reduce)
+// carry an execution `scope` ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute
 // `dispatch` naming the variant to use. The tile-dispatch pass replaces each primitive with the
 // IR of the best variant registered for it, or reports why none applies. Synchronisation ops
 // (barriers, fences, elect, TMEM allocation) are dispatched the same way, so that an instruction
@@ -223,6 +223,107 @@ irdl.dialect @tile {
     %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
     irdl.operands(dst: %dst, value: %value)
     irdl.attributes { "scope" = %scope }
+  }
+
+  // ---------------------------------------------------------------- elementwise math
+  // dst = fn(src), element by element (registers). `fast` picks the approximate instructions
+  // (ex2.approx.ftz, tanh.approx, rsqrt.approx ...) over the precise sequences.
+  irdl.operation @unary {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %fn_exp = irdl.is "exp"
+    %fn_exp2 = irdl.is "exp2"
+    %fn_log = irdl.is "log"
+    %fn_rsqrt = irdl.is "rsqrt"
+    %fn_sqrt = irdl.is "sqrt"
+    %fn_tanh = irdl.is "tanh"
+    %fn_sigmoid = irdl.is "sigmoid"
+    %fn_silu = irdl.is "silu"
+    %fn_gelu_tanh = irdl.is "gelu_tanh"
+    %fn_gelu_erf = irdl.is "gelu_erf"
+    %fn_neg = irdl.is "neg"
+    %fn_abs = irdl.is "abs"
+    %fn = irdl.any_of(%fn_exp, %fn_exp2, %fn_log, %fn_rsqrt, %fn_sqrt, %fn_tanh, %fn_sigmoid, %fn_silu, %fn_gelu_tanh, %fn_gelu_erf, %fn_neg, %fn_abs)
+    %true = irdl.is true
+    %false = irdl.is false
+    %fast = irdl.any_of(%true, %false)
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src)
+    irdl.attributes { "fn" = %fn, "fast" = %fast, "scope" = %scope }
+  }
+
+  // dst = lhs fn rhs, element by element; each of lhs and rhs is a buffer or a scalar of the
+  // element type. A buffer broadcasts as in numpy: its shape, right-aligned with dst's, has
+  // dst's extent or 1 in every dim. The comparisons (lt ... ne) give an i1 dst.
+  irdl.operation @binary {
+    %dst = irdl.base @tile::@buf
+    %lhs = irdl.any
+    %rhs = irdl.any
+    %fn_add = irdl.is "add"
+    %fn_sub = irdl.is "sub"
+    %fn_mul = irdl.is "mul"
+    %fn_div = irdl.is "div"
+    %fn_max = irdl.is "max"
+    %fn_min = irdl.is "min"
+    %fn_lt = irdl.is "lt"
+    %fn_le = irdl.is "le"
+    %fn_gt = irdl.is "gt"
+    %fn_ge = irdl.is "ge"
+    %fn_eq = irdl.is "eq"
+    %fn_ne = irdl.is "ne"
+    %fn = irdl.any_of(%fn_add, %fn_sub, %fn_mul, %fn_div, %fn_max, %fn_min, %fn_lt, %fn_le, %fn_gt, %fn_ge, %fn_eq, %fn_ne)
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, lhs: %lhs, rhs: %rhs)
+    irdl.attributes { "fn" = %fn, "scope" = %scope }
+  }
+
+  // dst = cond ? on_true : on_false, element by element; cond is an i1 buffer or scalar, the
+  // others buffers or scalars of dst's element type (broadcast as in tile.binary).
+  irdl.operation @select {
+    %dst = irdl.base @tile::@buf
+    %cond = irdl.any
+    %on_true = irdl.any
+    %on_false = irdl.any
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, cond: %cond, on_true: %on_true, on_false: %on_false)
+    irdl.attributes { "scope" = %scope }
+  }
+
+  // dst = fn over `axis` of src: dst has src's shape with extent 1 at `axis`. Threads of the
+  // scope combine their partial results with shuffles (within a warp) and through `scratch`
+  // (shared memory, when the axis is spread over warps).
+  irdl.operation @reduce {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %scratch = irdl.base @tile::@buf
+    %fn_sum = irdl.is "sum"
+    %fn_max = irdl.is "max"
+    %fn_min = irdl.is "min"
+    %fn = irdl.any_of(%fn_sum, %fn_max, %fn_min)
+    %axis = irdl.base "#builtin.integer"
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, scratch: optional %scratch)
+    irdl.attributes { "fn" = %fn, "axis" = %axis, "scope" = %scope }
   }
 
   // ---------------------------------------------------------------- synchronisation

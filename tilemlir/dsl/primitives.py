@@ -108,6 +108,137 @@ class Scope:
         _op("fill", [buf, v.value], self._scope(), dispatch)
 
 
+    # ------------------------------------------------------------------ elementwise math
+    def _unary(self, fn: str, dst, src, fast, dispatch) -> None:
+        if not isinstance(fast, bool):
+            raise KernelError(f"Tx.{fn}: fast must be True or False, got {fast!r}")
+        attrs = dict(self._scope(), fn=ir.StringAttr.get(fn), fast=ir.BoolAttr.get(fast))
+        _op("unary", [_buffer(dst, "dst"), _buffer(src, "src")], attrs, dispatch)
+
+    def exp(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = e^src elementwise; fast=True: ex2.approx.ftz (no range reduction)."""
+        self._unary("exp", dst, src, fast, dispatch)
+
+    def exp2(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("exp2", dst, src, fast, dispatch)
+
+    def log(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("log", dst, src, fast, dispatch)
+
+    def rsqrt(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("rsqrt", dst, src, fast, dispatch)
+
+    def sqrt(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("sqrt", dst, src, fast, dispatch)
+
+    def tanh(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("tanh", dst, src, fast, dispatch)
+
+    def sigmoid(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("sigmoid", dst, src, fast, dispatch)
+
+    def silu(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("silu", dst, src, fast, dispatch)
+
+    def gelu(self, dst, src, approximate: str = "none", fast: bool = False,
+             dispatch: str | None = None) -> None:
+        """torch.nn.functional.gelu: approximate="none" (erf) or "tanh"."""
+        if approximate not in ("none", "tanh"):
+            raise KernelError(f"Tx.gelu: approximate must be 'none' or 'tanh', got "
+                              f"{approximate!r}")
+        self._unary("gelu_erf" if approximate == "none" else "gelu_tanh", dst, src, fast,
+                    dispatch)
+
+    def neg(self, dst, src, dispatch: str | None = None) -> None:
+        self._unary("neg", dst, src, False, dispatch)
+
+    def abs(self, dst, src, dispatch: str | None = None) -> None:
+        self._unary("abs", dst, src, False, dispatch)
+
+    def _binary(self, fn: str, dst, lhs, rhs, dispatch) -> None:
+        d = _buffer(dst, "dst")
+        if fn in ("lt", "le", "gt", "ge", "eq", "ne"):
+            other = [x for x in (lhs, rhs) if isinstance(x, TileBuffer)]
+            elem = other[0].dtype if other else None
+        else:
+            elem = dst.dtype
+        _op("binary", [d, _operand(lhs, elem, "lhs"), _operand(rhs, elem, "rhs")],
+            dict(self._scope(), fn=ir.StringAttr.get(fn)), dispatch)
+
+    def add(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """dst = lhs + rhs; each a buffer (numpy broadcasting) or a scalar."""
+        self._binary("add", dst, lhs, rhs, dispatch)
+
+    def sub(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("sub", dst, lhs, rhs, dispatch)
+
+    def mul(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("mul", dst, lhs, rhs, dispatch)
+
+    def div(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("div", dst, lhs, rhs, dispatch)
+
+    def maximum(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """Elementwise max (NaN-propagating); the reduction is `max(dst, src, axis=)`."""
+        self._binary("max", dst, lhs, rhs, dispatch)
+
+    def minimum(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("min", dst, lhs, rhs, dispatch)
+
+    def compare(self, dst, lhs, op: str, rhs, dispatch: str | None = None) -> None:
+        """dst (an i1 tile) = lhs op rhs, op one of < <= > >= == !=."""
+        names = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+        if op not in names:
+            raise KernelError(f"Tx.compare: op must be one of {', '.join(names)}, got {op!r}")
+        self._binary(names[op], dst, lhs, rhs, dispatch)
+
+    def select(self, dst, cond, on_true, on_false, dispatch: str | None = None) -> None:
+        """dst = cond ? on_true : on_false (torch.where); cond an i1 tile or scalar."""
+        d = _buffer(dst, "dst")
+        _op("select", [d, _operand(cond, emit.i1(), "cond"),
+                       _operand(on_true, dst.dtype, "on_true"),
+                       _operand(on_false, dst.dtype, "on_false")], self._scope(), dispatch)
+
+    # ------------------------------------------------------------------ reductions
+    def _reduce(self, fn: str, dst, src, axis, scratch, dispatch) -> None:
+        s = _buffer(src, "src")
+        rank = len(src.shape)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+            raise KernelError(f"Tx.{fn}: axis must be an integer in [{-rank}, {rank}) for a "
+                              f"{rank}-d src, got {axis!r}")
+        operands = [_buffer(dst, "dst"), s]
+        if scratch is not None:
+            operands.append(_buffer(scratch, "scratch"))
+        attrs = dict(self._scope(), fn=ir.StringAttr.get(fn), axis=_i64_attr(axis % rank))
+        _op("reduce", operands, attrs, dispatch)
+
+    def sum(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        """dst = src summed over `axis` (dst keeps the axis with extent 1). Rows spread over
+        several warps combine through `scratch` (shared, dst elements x warps per row)."""
+        self._reduce("sum", dst, src, axis, scratch, dispatch)
+
+    def max(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        self._reduce("max", dst, src, axis, scratch, dispatch)
+
+    def min(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        self._reduce("min", dst, src, axis, scratch, dispatch)
+
+
+def _operand(x, elem: ir.Type | None, what: str) -> ir.Value:
+    """A buffer operand's value, or a scalar operand as a value of type `elem`."""
+    if isinstance(x, TileBuffer):
+        return x.value
+    if elem is None:
+        raise KernelError(f"{what}: a comparison of two scalars has no tile to take the type "
+                          f"from; pass a buffer")
+    if isinstance(x, (Scalar, bool, int, float)):
+        if isinstance(x, Scalar) and x.type != elem:
+            raise KernelError(f"{what} is a {x.type} value but the tile holds {elem}; convert "
+                              f"it first")
+        return as_scalar(x, elem).value
+    raise KernelError(f"{what} must be a buffer or a number, got {type(x).__name__}")
+
+
 class TileNamespace(Scope):
     """`Tx`: thread-scope primitives, plus `Tx.cta`, `Tx.wg`, `Tx.warp`, `Tx.thread`."""
 

@@ -1,0 +1,95 @@
+// RUN: tilemlir-opt %s --split-input-file --pass-pipeline='builtin.module(tile-dispatch{chip=sm_80},tile-materialize,canonicalize,cse)' | FileCheck %s
+// tile.unary, tile.binary and tile.reduce on a warp's [4, 256] tile (lane l keeps columns
+// 8l..8l+7 of each row: 32 register slots).
+
+// fast exp: x * log2(e), then ex2.approx.ftz, per slot; precise exp: rint for the power of
+// two, two FMAs for the remainder, ex2.approx (not ftz) on it.
+// CHECK-LABEL: gpu.func @exp_fast_and_precise
+// CHECK: %[[L2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK: %[[X:.*]] = llvm.load %[[REGS:.*]] : !llvm.ptr -> f32
+// CHECK: %[[T:.*]] = arith.mulf %[[X]], %[[L2E]] : f32
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[T]]) : (f32) -> f32
+// CHECK-COUNT-31: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
+// CHECK: llvm.call_intrinsic "llvm.rint.f32"
+// CHECK: llvm.intr.fma
+// CHECK: llvm.intr.fma
+// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+!X = !tile.buf<array<i64: 4, 256>, f32, "local", #tile.layout<"S[(4, 32, 8):(8, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @exp_fast_and_precise() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %x = "tile.alloc_local"() : () -> !X
+    "tile.unary"(%x, %x) {fn = "exp", fast = true, scope = "warp"} : (!X, !X) -> ()
+    "tile.unary"(%x, %x) {fn = "exp", fast = false, scope = "warp"} : (!X, !X) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// f16 minus a per-row value held by every lane: neighbouring slots are one vector<2xf16>
+// subtraction with the row's value splatted (16 per thread, not 32 scalar ones).
+// CHECK-LABEL: gpu.func @sub_row_broadcast_packed
+// CHECK: %[[PAIR:.*]] = llvm.load %{{.*}} {alignment = 2 : i64} : !llvm.ptr -> vector<2xf16>
+// CHECK: %[[M:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f16
+// CHECK: %[[LO:.*]] = llvm.insertelement %[[M]], %{{.*}} : vector<2xf16>
+// CHECK: %[[SPLAT:.*]] = llvm.insertelement %[[M]], %[[LO]]
+// CHECK: arith.subf %[[PAIR]], %[[SPLAT]] : vector<2xf16>
+// CHECK-COUNT-15: arith.subf %{{.*}} : vector<2xf16>
+// CHECK-NOT: arith.subf
+!H = !tile.buf<array<i64: 4, 256>, f16, "local", #tile.layout<"S[(4, 32, 8):(8, 1@laneid, 1)]">>
+!Row = !tile.buf<array<i64: 4, 1>, f16, "local", #tile.layout<"S[(4, 1):(1, 1)]">>
+gpu.module @m {
+  gpu.func @sub_row_broadcast_packed() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %x = "tile.alloc_local"() : () -> !H
+    %m = "tile.alloc_local"() : () -> !Row
+    "tile.binary"(%x, %x, %m) {fn = "sub", scope = "warp"} : (!H, !H, !Row) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// A row over all 32 lanes: each lane folds its 8 slots (7 adds), then 5 butterfly shuffles;
+// 4 rows interleaved.
+// CHECK-LABEL: gpu.func @sum_rows_over_lanes
+// CHECK-COUNT-28: arith.addf
+// CHECK-COUNT-4: nvvm.shfl.sync bfly %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : f32 -> f32
+// CHECK-COUNT-4: arith.addf
+// CHECK-COUNT-4: nvvm.shfl.sync bfly
+// CHECK-NOT: nvvm.barrier
+// CHECK: gpu.return
+!X = !tile.buf<array<i64: 4, 256>, f32, "local", #tile.layout<"S[(4, 32, 8):(8, 1@laneid, 1)]">>
+!S = !tile.buf<array<i64: 4, 1>, f32, "local", #tile.layout<"S[(4, 1):(1, 1)]">>
+gpu.module @m {
+  gpu.func @sum_rows_over_lanes() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %x = "tile.alloc_local"() : () -> !X
+    %s = "tile.alloc_local"() : () -> !S
+    "tile.reduce"(%s, %x) {fn = "sum", axis = 1 : i64, scope = "warp"} : (!S, !X) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// A row over 4 warps: shuffles in each warp, lane 0 of each writes its partial, bar.sync, every
+// thread reads the 4 partials, bar.sync (scratch reusable after).
+// CHECK-LABEL: gpu.func @max_row_over_warps
+// CHECK-COUNT-5: nvvm.shfl.sync bfly
+// CHECK: scf.if
+// CHECK: llvm.store %{{.*}} : f32, !llvm.ptr<3>
+// CHECK: nvvm.barrier0
+// CHECK-COUNT-4: llvm.load %{{.*}} : !llvm.ptr<3> -> f32
+// CHECK: arith.maximumf
+// CHECK: nvvm.barrier0
+!X = !tile.buf<array<i64: 1, 2048>, f32, "local", #tile.layout<"S[(1, 2, 4, 32, 8):(1, 8, 1@warpid, 1@laneid, 1)]">>
+!S = !tile.buf<array<i64: 1, 1>, f32, "local", #tile.layout<"S[(1, 1):(1, 1)]">>
+!W = !tile.buf<array<i64: 4>, f32, "shared", #tile.layout<"S[(4):(1)]">>
+gpu.module @m {
+  gpu.func @max_row_over_warps() kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %x = "tile.alloc_local"() : () -> !X
+    %s = "tile.alloc_local"() : () -> !S
+    %w = "tile.alloc_shared"() {offset = 0 : i64} : () -> !W
+    "tile.reduce"(%s, %x, %w) {fn = "max", axis = 1 : i64, scope = "cta"} : (!S, !X, !W) -> ()
+    gpu.return
+  }
+}

@@ -1,0 +1,109 @@
+"""Small kernels exercising the elementwise and reduction primitives, shared by the CPU
+tests (compiled and assembled) and the GPU tests (run against torch)."""
+
+import tilemlir.lang as T
+
+Tx = T.tile
+
+R, C = 4, 256
+# a warp holds a [4, 256] tile: lane l keeps columns 8l..8l+7 of every row (16-byte runs)
+WARP_TILE = T.TileLayout(T.S[(R, 32, 8):(8, 1 @ T.laneid, 1)])
+ROW_STAT = T.TileLayout(T.S[(R, 1):(1, 1)])             # one value per row, in every lane
+COLUMNS = T.TileLayout(T.S[(32, 8):(1 @ T.laneid, 1)])  # a [256] vector, as WARP_TILE's columns
+UNARY = ("abs", "exp", "exp2", "gelu_erf", "gelu_tanh", "log", "neg", "rsqrt", "sigmoid", "silu",
+         "sqrt", "tanh")
+BINARY = ("add", "div", "maximum", "minimum", "mul", "sub")
+
+
+def unary_kernel(fn, dtype, fast):
+    @T.prim_func
+    def unary(X: T.Buffer((R, C), dtype), Y: T.Buffer((R, C), dtype)):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), dtype, layout=WARP_TILE)
+        Tx.warp.copy(x, X)
+        if fn in ("neg", "abs"):
+            getattr(Tx.warp, fn)(x, x)
+        elif fn.startswith("gelu"):
+            Tx.warp.gelu(x, x, approximate="tanh" if fn == "gelu_tanh" else "none", fast=fast)
+        else:
+            getattr(Tx.warp, fn)(x, x, fast=fast)
+        Tx.warp.copy(Y, x)
+    return unary
+
+
+RHS = {"tile": ((R, C), WARP_TILE), "rows": ((R, 1), ROW_STAT), "columns": ((C,), COLUMNS),
+       "scalar": ((1,), None)}
+
+
+def binary_kernel(fn, dtype, rhs_kind):
+    shape, layout = RHS[rhs_kind]
+
+    @T.prim_func
+    def binary(X: T.Buffer((R, C), dtype), B: T.Buffer(shape, dtype),
+               Y: T.Buffer((R, C), dtype)):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), dtype, layout=WARP_TILE)
+        Tx.warp.copy(x, X)
+        if rhs_kind == "scalar":
+            getattr(Tx.warp, fn)(x, x, 1.5)
+        else:
+            b = T.alloc_local(shape, dtype, layout=layout)
+            Tx.warp.copy(b, B)
+            getattr(Tx.warp, fn)(x, x, b)
+        Tx.warp.copy(Y, x)
+    return binary
+
+
+def relu_kernel():
+    @T.prim_func
+    def relu(X: T.Buffer((R, C), "float32"), Y: T.Buffer((R, C), "float32")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), "float32", layout=WARP_TILE)
+        positive = T.alloc_local((R, C), "bool", layout=WARP_TILE)
+        Tx.warp.copy(x, X)
+        Tx.warp.compare(positive, x, ">", 0.0)
+        Tx.warp.select(x, positive, x, 0.0)
+        Tx.warp.copy(Y, x)
+    return relu
+
+
+# name: (src shape, src layout, dst shape, dst layout, warps, axis, scratch elements, scope,
+#        the variant the layouts should pick)
+REDUCE_CASES = {
+    # every lane holds whole columns: axis 0 folds in each thread
+    "thread": ((R, C), WARP_TILE, (1, C), T.TileLayout(T.S[(1, 32, 8):(1, 1 @ T.laneid, 1)]),
+               1, 0, 0, "warp", "thread"),
+    # rows over all 32 lanes: 5 butterfly steps
+    "warp_32_lanes": ((R, C), WARP_TILE, (R, 1), ROW_STAT, 1, 1, 0, "warp", "warp_shuffle"),
+    # two rows of 1024 over 4 warps: shuffles, then 4 partials per row through shared memory
+    "cross_warp": ((2, 1024), T.TileLayout(T.S[(2, 4, 32, 8):(8, 1 @ T.warpid, 1 @ T.laneid, 1)]),
+                   (2, 1), T.TileLayout(T.S[(2, 1):(1, 1)]), 4, 1, 8, "cta", "cross_warp"),
+}
+
+
+def reduce_kernel(fn, case, src_dtype="float32"):
+    shape, src_layout, dst_shape, dst_layout, warps, axis, scratch, scope, _ = REDUCE_CASES[case]
+    lanes_named = any(it.axis == "laneid" for it in dst_layout.shard)
+
+    @T.prim_func
+    def reduce(X: T.Buffer(shape, src_dtype), Y: T.Buffer(dst_shape, "float32")):
+        T.cta_id([1])
+        warp = T.warp_id([warps])
+        lane = T.lane_id([32])
+        pool = T.SMEMPool()
+        buf = pool.alloc((max(scratch, 1),), "float32")
+        pool.commit()
+        x = T.alloc_local(shape, src_dtype, layout=src_layout)
+        y = T.alloc_local(dst_shape, "float32", layout=dst_layout)
+        s = getattr(Tx, scope)
+        s.copy(x, X)
+        getattr(s, fn)(y, x, axis=axis, scratch=buf if scratch else None)
+        if lanes_named:
+            Tx.warp.copy(Y, y)
+        elif warp == 0:
+            if lane == 0:
+                Tx.thread.copy(Y, y)            # every thread holds the result: one writes it
+    return reduce

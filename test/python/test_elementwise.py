@@ -1,0 +1,235 @@
+"""The elementwise and reduction primitives on the CPU: kernels compile to PTX that ptxas
+assembles, the instructions the layouts and options call for are there, and what no variant
+can lower is refused with every variant's reason."""
+
+import pytest
+
+import tilemlir
+import tilemlir.lang as T
+from elementwise_kernels import (REDUCE_CASES, RHS, ROW_STAT, UNARY, WARP_TILE, C, R,
+                                 binary_kernel, reduce_kernel, relu_kernel, unary_kernel)
+from tilemlir.kernels.norms import rms_norm, row_tiling, softmax
+from tilemlir.target.ptx import assemble, find_ptxas
+
+Tx = T.tile
+needs_ptxas = pytest.mark.skipif(find_ptxas() is None, reason="ptxas not found")
+
+
+def ptx(kernel, chip="sm_90a") -> str:
+    text = tilemlir.compile(kernel, target=chip, cache=False).ptx
+    if find_ptxas() is not None:
+        assemble(text, chip)
+    return text
+
+
+@pytest.mark.parametrize("fn", UNARY)
+def test_unary_precise_f32_assembles(fn):
+    assert ".ftz" not in ptx(unary_kernel(fn, "float32", False))
+
+
+@pytest.mark.parametrize("fn, instruction", [
+    ("exp", "ex2.approx.ftz.f32"), ("exp2", "ex2.approx.ftz.f32"), ("log", "lg2.approx.ftz.f32"),
+    ("rsqrt", "rsqrt.approx.ftz.f32"), ("sqrt", "sqrt.approx.ftz.f32"),
+    ("tanh", "tanh.approx.f32"), ("silu", "rcp.approx.ftz.f32"),
+    ("gelu_tanh", "tanh.approx.f32")])
+def test_fast_uses_the_approximate_instruction(fn, instruction):
+    assert instruction in ptx(unary_kernel(fn, "float32", True))
+
+
+def test_precise_exp_reduces_the_range():
+    text = ptx(unary_kernel("exp", "float32", False))
+    assert "cvt.rni.f32.f32" in text and "ex2.approx.f32" in text
+    assert "ex2.approx.ftz" not in text
+
+
+@pytest.mark.parametrize("dtype, chip, packed", [
+    ("float16", "sm_80", "ex2.approx.f16x2"), ("bfloat16", "sm_90a", "ex2.approx.ftz.bf16x2"),
+    ("bfloat16", "sm_80", None)])
+def test_fast_exp2_of_pairs_is_one_packed_instruction(dtype, chip, packed):
+    text = ptx(unary_kernel("exp2", dtype, True), chip)
+    if packed:
+        assert text.count(packed) == R * C // 32 // 2
+    else:                                             # bf16x2 ex2 needs sm_90: through f32
+        assert "bf16x2" not in text.replace("cvt.rn.bf16x2.f32", "")
+
+
+def test_half_math_rounds_back_in_pairs():
+    text = ptx(unary_kernel("exp", "float16", False), "sm_80")
+    assert text.count("cvt.rn.f16x2.f32") == R * C // 32 // 2
+
+
+@pytest.mark.parametrize("rhs_kind", sorted(RHS))
+def test_binary_half_pairs_are_packed(rhs_kind):
+    text = ptx(binary_kernel("add", "float16", rhs_kind), "sm_80")
+    assert text.count("add.rn.f16x2") == R * C // 32 // 2
+    assert "add.rn.f16 " not in text
+
+
+def test_bf16_max_is_packed_and_propagates_nan():
+    text = ptx(binary_kernel("maximum", "bfloat16", "rows"), "sm_90a")
+    assert text.count("max.NaN.bf16x2") == R * C // 32 // 2
+
+
+def test_compare_and_select():
+    text = ptx(relu_kernel())                  # LLVM folds x > 0 ? x : 0 into max(x, 0)
+    assert text.count("selp.f32") + text.count("max.f32") == R * C // 32
+
+
+@pytest.mark.parametrize("case", sorted(REDUCE_CASES))
+def test_reduce_variant_follows_the_layout(case):
+    text = ptx(reduce_kernel("sum", case))
+    variant = REDUCE_CASES[case][-1]
+    shuffles = text.count("shfl.sync.bfly.b32")
+    if variant == "thread":
+        assert shuffles == 0 and "bar.sync" not in text
+    elif variant == "warp_shuffle":
+        assert shuffles == 5 * R and "bar.sync" not in text
+    else:                       # 2 rows: 5 shuffles each, partials through shared memory
+        assert shuffles == 10 and text.count("bar.sync") == 2 and "st.shared" in text
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("factory", [softmax, rms_norm])
+def test_norm_kernels_load_and_store_16_bytes(factory, chip):
+    M, N = 37, 4096
+    text = ptx(factory(M, N, "bfloat16"), chip)
+    warps, chunks = row_tiling(N)
+    assert (warps, chunks) == (4, 4)
+    loads = chunks * (2 if factory is rms_norm else 1)          # the row, and the weight
+    assert text.count("ld.global.v4.b32") == loads
+    assert text.count("st.global.v4.b32") == chunks
+    assert text.count("bar.sync") == 2 * (2 if factory is softmax else 1)
+
+
+def test_norm_tiling_refuses_rows_that_are_not_whole_vectors():
+    with pytest.raises(ValueError, match="N=1000: rows must be a multiple of 256"):
+        softmax(4, 1000)
+    with pytest.raises(ValueError, match="dtype must be"):
+        rms_norm(4, 4096, "float32")
+    assert row_tiling(16384) == (16, 4) and row_tiling(768) == (1, 3)
+
+
+# ---------------------------------------------------------------------------- refusals
+def _compile_error(kernel) -> str:
+    with pytest.raises(Exception) as info:
+        tilemlir.compile(kernel, target="sm_90a", cache=False)
+    return str(info.value)
+
+
+def test_cross_warp_reduce_without_scratch_lists_every_variant():
+    shape, src_layout, dst_shape, dst_layout = REDUCE_CASES["cross_warp"][:4]
+
+    @T.prim_func
+    def k(X: T.Buffer(shape, "float32")):
+        T.cta_id([1])
+        T.warp_id([4])
+        T.lane_id([32])
+        x = T.alloc_local(shape, "float32", layout=src_layout)
+        y = T.alloc_local(dst_shape, "float32", layout=dst_layout)
+        Tx.cta.copy(x, X)
+        Tx.cta.sum(y, x, axis=1)
+
+    message = _compile_error(k)
+    assert "no variant of 'tile.reduce'" in message
+    assert "thread (priority 30): whole_rows: a thread holds 8 of the 1024 elements" in message
+    assert "warp_shuffle (priority 20): one_warp_per_row: each row is spread over 4 warps" \
+        in message
+    assert "cross_warp (priority 10): scratch: combining partials of several warps needs a " \
+           "shared-memory scratch buffer" in message
+
+
+def test_reduce_into_f16_is_refused_for_shuffles():
+    @T.prim_func
+    def k(X: T.Buffer((R, C), "float16")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), "float16", layout=WARP_TILE)
+        y = T.alloc_local((R, 1), "float16", layout=ROW_STAT)
+        Tx.warp.copy(x, X)
+        Tx.warp.max(y, x, axis=1)
+
+    assert "word_sized: shuffles move 32-bit words; dst holds f16" in _compile_error(k)
+
+
+def test_reduce_dst_held_by_other_threads_is_refused():
+    partial = T.TileLayout(T.S[(R, 1):(1 @ T.laneid, 1)])     # row r's sum only in lane r
+
+    @T.prim_func
+    def k(X: T.Buffer((R, C), "float32")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), "float32", layout=WARP_TILE)
+        y = T.alloc_local((R, 1), "float32", layout=partial)
+        Tx.warp.copy(x, X)
+        Tx.warp.sum(y, x, axis=1)
+
+    assert "rows: the threads keep different dst register slots" in _compile_error(k)
+
+
+def test_elementwise_operand_in_another_thread_is_refused():
+    moved = T.TileLayout(T.S[(R, 8, 32):(8, 1, 1 @ T.laneid)])     # columns over lanes
+
+    @T.prim_func
+    def k(X: T.Buffer((R, C), "float32")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), "float32", layout=WARP_TILE)
+        y = T.alloc_local((R, C), "float32", layout=moved)
+        Tx.warp.copy(x, X)
+        Tx.warp.add(x, x, y)
+
+    message = _compile_error(k)
+    assert "registers (priority 0)" in message
+    assert "dst[0, 1] is held by lane 0 but rhs[0, 1] by lane 1: elementwise math keeps every " \
+           "element in its thread" in message
+
+
+def test_elementwise_shapes_must_broadcast_and_types_match():
+    @T.prim_func
+    def k(X: T.Buffer((R, C), "float32")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), "float32", layout=WARP_TILE)
+        h = T.alloc_local((R, C), "float16", layout=WARP_TILE)
+        b = T.alloc_local((2, 1), "float32", layout=T.TileLayout(T.S[(2, 1):(1, 1)]))
+        Tx.warp.copy(x, X)
+        Tx.warp.mul(x, x, b)
+        Tx.warp.exp(h, x)
+
+    message = _compile_error(k)
+    assert "rhs is [2, 1], which does not broadcast to dst's [4, 256]" in message
+    assert "float_tiles: dst holds f16 but src holds f32 (tile.cast first)" in message
+
+
+def test_elementwise_on_shared_memory_is_refused_with_the_reason():
+    @T.prim_func
+    def k(X: T.Buffer((R, C), "float32")):
+        T.cta_id([1])
+        T.lane_id([32])
+        pool = T.SMEMPool()
+        s = pool.alloc((R, C), "float32")
+        pool.commit()
+        Tx.warp.exp(s, s)
+
+    assert "registers: computes on registers (copy memory operands into register tiles " \
+           "first); dst is in shared, src is in shared" in _compile_error(k)
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: Tx.exp(x, x, fast=1), "Tx.exp: fast must be True or False, got 1"),
+    (lambda x: Tx.gelu(x, x, approximate="erf"), "approximate must be 'none' or 'tanh'"),
+    (lambda x: Tx.sum(x, x, axis=2), r"Tx.sum: axis must be an integer in \[-2, 2\)"),
+    (lambda x: Tx.compare(x, x, "<>", 0.0), "Tx.compare: op must be one of"),
+    (lambda x: Tx.add(x, x, "one"), "rhs must be a buffer or a number, got str"),
+    (lambda x: Tx.add(x, 2, x.local), "rhs must be a buffer or a number"),
+])
+def test_wrong_arguments_name_the_parameter(call, message):
+    @T.prim_func
+    def k(X: T.Buffer((R, C), "float32")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((R, C), "float32", layout=WARP_TILE)
+        call(x)
+
+    with pytest.raises(T.KernelError, match=message):
+        tilemlir.compile(k, target="sm_90a", cache=False)
