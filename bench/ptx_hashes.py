@@ -98,7 +98,7 @@ def _cases() -> list[Case]:
               Case(tma + "7", hopper, (384, 768, 320)),
               Case(tma + "7", hopper, (136, 200, 72), dict(BM=64, BN=128)),
               Case(tma + "7", hopper, (8192, 8192, 8192)),
-              Case(tma + "7", hopper, (8192, 8192, 8192), dict(CLUSTER_RELEASE=False))]
+              Case(tma + "7", hopper, (8192, 8192, 8192), dict(CLUSTER_RELEASE=True))]
     # test/Target/hgemm-blackwell-ptx.mlir
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),

@@ -23,7 +23,7 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v6, (256, 256, 128), dict(SMS=1)),
          (hgemm_v7, (384, 256, 128), dict(SMS=2)),      # one cluster: 2 pairs, odd tile rows
          (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128, SMS=2)),    # ragged, ring wraps
-         (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=False))]
+         (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=True))]
 
 
 def main() -> None:

@@ -38,8 +38,8 @@ CASES = [
     (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128)),
     (hgemm_v7, (3000, 5120, 2056), {}),
     (hgemm_v7, (4096, 4096, 4096), {}),
-    (hgemm_v7, (384, 768, 320), dict(CLUSTER_RELEASE=False)),
-    (hgemm_v7, (1024, 1024, 1000), dict(SMS=4, CLUSTER_RELEASE=False)),
+    (hgemm_v7, (384, 768, 320), dict(CLUSTER_RELEASE=True)),
+    (hgemm_v7, (1024, 1024, 1000), dict(SMS=4, CLUSTER_RELEASE=True)),
 ]
 
 

@@ -359,8 +359,8 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v6
 
 
-def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
-             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=True):
+def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16, SMS=132,
+             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False):
     """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
     that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
     B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
@@ -372,11 +372,12 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
       - a stage is free only when the consumers of BOTH CTAs have read it: `empty` counts
         2 x consumers arrivals, each consumer arrives on its own CTA's barrier and on the
         peer's (mapa), and the producer's wait acquires what the peer's consumers released.
-        CLUSTER_RELEASE (default) makes that hand-off release/acquire at cluster scope, as the
-        PTX memory model asks of threads in different CTAs; ptxas puts a MEMBAR.GPU before
-        each such arrive. CLUSTER_RELEASE=False keeps both at CTA scope, as CUTLASS does: what
-        the hand-off orders is wgmma's reads of the stage, which wait_group has completed
-        before the arrive, not writes that need publishing.
+        The hand-off is at CTA scope, as CUTLASS's cluster barriers are: what it orders is
+        wgmma's reads of the stage, which wait_group has completed before the arrive, not
+        writes that need publishing to the peer. CLUSTER_RELEASE=True makes it release/acquire
+        at cluster scope instead; ptxas then puts a MEMBAR.GPU before each such arrive, once
+        per k-tile, which cost 10-15% at 8192^3 on the H200
+        (results/2026-12-01-hopper/v7-first.md).
     A cluster_sync after the barriers are initialised (no peer signals a barrier that does not
     exist yet) and one before exit (no CTA leaves while its peer may still write its shared
     memory or arrive on its barriers). The persistent scheduler hands out pairs of tiles in
