@@ -64,7 +64,7 @@
 
 // v7: launched in clusters of 2; each CTA's barriers are initialised, then the cluster syncs
 // before any CTA signals its peer. Consumers free a stage in both CTAs: their own barrier and
-// the peer's (mapa, release at cluster scope). The producer waits at cluster scope, arms its
+// the peer's (mapa; CTA scope, as CUTLASS's cluster barriers). The producer waits, arms its
 // full barrier with the whole stage, (128 + 256) * 64 * 2 bytes, loads its A tile and
 // multicasts its half of B to both CTAs (mask 0b11). The cluster syncs again before exit.
 // V7: .param .align 64 .b8 hgemm_v7_param_5[128]
@@ -83,14 +83,14 @@
 // V7: wgmma.wait_group.sync.aligned 1;
 // V7: mapa.shared::cluster.u64 [[PEER:%rd[0-9]+]], {{%rd[0-9]+}}, {{%r[0-9]+}};
 // V7: mbarrier.arrive.shared.b64
-// V7: mbarrier.arrive.release.cluster.shared::cluster.b64 _, {{\[}}[[PEER]]{{\]}}
+// V7: mbarrier.arrive.shared::cluster.b64 _, {{\[}}[[PEER]]{{\]}}
 // V7: wgmma.wait_group.sync.aligned 0;
 // V7-COUNT-8: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // V7: fence.proxy.async.shared::cta;
 // V7: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // V7: setmaxnreg.dec.sync.aligned.u32 40;
 // V7: elect.sync
-// V7: mbarrier.try_wait.parity.acquire.cluster.shared.b64 {{%p[0-9]+}}, [__tile_smem+32]
+// V7: mbarrier.try_wait.parity.shared.b64 {{%p[0-9]+}}, [__tile_smem+32]
 // V7: mov.b32 [[BYTES:%r[0-9]+]], 49152;
 // V7-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__tile_smem], [[BYTES]];
 // V7: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [__tile_smem];
