@@ -90,7 +90,7 @@
 // V7: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // V7: setmaxnreg.dec.sync.aligned.u32 40;
 // V7: elect.sync
-// V7: mbarrier.try_wait.parity.shared.b64 {{%p[0-9]+}}, [__tile_smem+32]
+// V7: mbarrier.try_wait.parity.shared.b64 P1, [{{%r[0-9]+}}]
 // V7: mov.b32 [[BYTES:%r[0-9]+]], 49152;
 // V7-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__tile_smem], [[BYTES]];
 // V7: cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [{{%rd[0-9]+}}], [{{%rd[0-9]+}}, {{{%r[0-9]+}}, {{%r[0-9]+}}}], [__tile_smem];
