@@ -10,7 +10,8 @@ For each kernel (and the chip it targets), the median of --runs runs of:
   disk    tilemlir.compile in a fresh process state on a warm disk cache (the kernel is traced
           and hashed, the entry read back and checked)
   memory  tilemlir.compile of the same kernel again in the same process (in-memory cache)
-No GPU is needed.
+and, once, what starting the compiler process costs the first compile of a process that
+misses the caches (tilemlir.runtime.compile_worker). No GPU is needed.
 """
 
 from __future__ import annotations
@@ -78,6 +79,20 @@ def measure(label, chip, kernel, runs: int, has_ptxas: bool) -> dict:
                 disk=disk_ms, memory=memory_ms, ptx_lines=compiled.ptx.count("\n"))
 
 
+def worker_start_ms(runs: int) -> float:
+    """The first cold compile's extra time for starting the compiler process: a compile with a
+    new worker minus one with a running worker (the seed-001 demo, cache off)."""
+    from tilemlir.kernels.mma_demo import gemm_16x8x16
+    from tilemlir.runtime import compile_worker
+
+    def cold():
+        compile_worker._worker.close()
+        return tilemlir.compile(gemm_16x8x16, target="sm_90a", cache=False)
+    started = _median(cold, runs)[0]
+    warm = _median(lambda: tilemlir.compile(gemm_16x8x16, target="sm_90a", cache=False), runs)[0]
+    return started - warm
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--runs", type=int, default=5)
@@ -102,6 +117,9 @@ def main() -> None:
             cubin = f"{r['cubin']:.1f}" if r["cubin"] is not None else "n/a"
             table.append(f"| {r['label']} | {r['chip']} | {r['build']:.1f} | {r['ptx']:.1f} | "
                          f"{cubin} | {r['disk']:.1f} | {r['memory']:.3f} | {r['ptx_lines']} |")
+    start_ms = worker_start_ms(args.runs)
+    table += ["", f"Starting the compiler process adds {start_ms:.0f} ms to the first compile of a "
+                  f"process that misses both caches (once per process)."]
     print("\n".join(table))
     if args.out:
         now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
