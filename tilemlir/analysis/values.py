@@ -297,6 +297,36 @@ class Select(Rule):
         return math.gcd(a.multiple(op.operands[1]), a.multiple(op.operands[2]))
 
 
+BAR_RED_OR = "llvm.nvvm.barrier.cta.red.or.aligned.count"
+
+
+def _intrinsic(op) -> str | None:
+    attr = op.attributes["intrin"] if "intrin" in op.attributes else None
+    return ir.StringAttr(attr).value if attr is not None else None
+
+
+class BarrierOr(Rule):
+    """tile.barrier_or: every thread of one barrier instance gets the same value. An instance
+    is the threads with one value of the barrier id; when those are aligned groups of
+    `threads` consecutive threads (id = tid / 128 with threads = 128, say), the result is
+    `threads`-granular, else only a warp's (whole warps take part in a barrier)."""
+
+    def granularity(self, op, a):
+        if op.name == "tile.barrier_or":
+            barrier, threads = op.operands[0], ir.IntegerAttr(op.attributes["threads"]).value
+        else:       # the intrinsic tile.barrier_or lowers to: (id, threads, pred)
+            if _intrinsic(op) != BAR_RED_OR:
+                return super().granularity(op, a)
+            barrier, threads = op.operands[0], a.constant(op.operands[1])
+        ids = a.values(barrier)
+        if ids is None or not threads or threads <= 0 or len(ids) % threads:
+            return 32
+        groups = ids.reshape(-1, threads)
+        if (groups == groups[:, :1]).all() and len(np.unique(groups[:, 0])) == len(groups):
+            return threads
+        return 32
+
+
 class ForLoop(Rule):
     """scf.for: its body's arguments vary no finer than the bounds, and the induction variable
     is a multiple of what both the lower bound and the step are multiples of."""
@@ -357,4 +387,6 @@ RULES: dict[str, Rule] = {
     "arith.trunci": Cast(keeps_multiple=False),
     "arith.select": Select(),
     "scf.for": ForLoop(),
+    "tile.barrier_or": BarrierOr(),
+    "llvm.call_intrinsic": BarrierOr(),
 }

@@ -380,6 +380,31 @@ irdl.dialect @tile {
     irdl.attributes { "scope" = %scope }
   }
 
+  // ---------------------------------------------------------------- global atomics
+  // old = *pointer; *pointer = old + value, as one atomic read-modify-write; returns old.
+  // `sem` orders this thread's other memory accesses around it ("relaxed", "acquire",
+  // "release", "acq_rel"), as seen by the threads of `mem_scope` ("cta", "cluster", "gpu",
+  // "sys"): e.g. a counter that the last of several CTAs to finish a tile learns it is last
+  // from (acq_rel at gpu scope: its reads then see the others' writes).
+  irdl.operation @atomic_add {
+    %p = irdl.base "!llvm.ptr"
+    %v = irdl.is i32
+    %old = irdl.is i32
+    %relaxed = irdl.is "relaxed"
+    %acquire = irdl.is "acquire"
+    %release = irdl.is "release"
+    %acq_rel = irdl.is "acq_rel"
+    %sem = irdl.any_of(%relaxed, %acquire, %release, %acq_rel)
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %gpu = irdl.is "gpu"
+    %sys = irdl.is "sys"
+    %mem_scope = irdl.any_of(%cta, %cluster, %gpu, %sys)
+    irdl.operands(pointer: %p, value: %v)
+    irdl.attributes { "sem" = %sem, "mem_scope" = %mem_scope }
+    irdl.results(old: %old)
+  }
+
   // ---------------------------------------------------------------- tensor memory (tcgen05)
   // Allocates `ncols` TMEM columns and writes their address to `dst` (shared memory).
   irdl.operation @tmem_alloc {
@@ -488,6 +513,19 @@ irdl.dialect @tile {
     %threads = irdl.base "#builtin.integer"
     irdl.operands(id: %id)
     irdl.attributes { "threads" = %threads }
+  }
+
+  // bar.red.or.pred `id`, `threads`: the named barrier of tile.named_barrier that also gives
+  // every thread taking part the OR of their `pred`s (the same value on each of them, e.g. a
+  // decision one thread of a warpgroup made, for the whole warpgroup to branch on).
+  irdl.operation @barrier_or {
+    %id = irdl.is i32
+    %pred = irdl.is i1
+    %any = irdl.is i1
+    %threads = irdl.base "#builtin.integer"
+    irdl.operands(id: %id, pred: %pred)
+    irdl.attributes { "threads" = %threads }
+    irdl.results(any: %any)
   }
 
   // Raises ("increase") or lowers ("decrease") the register budget of every thread of the

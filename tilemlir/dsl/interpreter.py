@@ -165,6 +165,8 @@ class Interpreter:
                 params = self._parameters(fdef)
                 args = b.create_function([t for _, t, _ in params], [n for n, _, _ in params])
                 with b.body_insertion_point():
+                    for name in self._absent_parameters(fdef):
+                        self.scopes[0][name] = None
                     for (name, _, annotation), arg in zip(params, args):
                         self.scopes[0][name] = self._bind_parameter(arg, annotation)
                     self.exec_block(fdef.body)
@@ -187,6 +189,8 @@ class Interpreter:
             # Python evaluated the annotations when it ran the `def` (names they use need not
             # be free variables of the body).
             annotation = self.fn.__annotations__.get(arg.arg)
+            if annotation is None:
+                continue                    # an absent parameter (see _absent_parameters)
             if isinstance(annotation, Buffer):
                 params.append((arg.arg, emit.ptr(), annotation))
             elif isinstance(annotation, ScalarType):
@@ -194,6 +198,13 @@ class Interpreter:
             else:
                 self._fail(arg, f"parameter '{arg.arg}': unsupported annotation {annotation!r}")
         return params
+
+    def _absent_parameters(self, fdef) -> list[str]:
+        """Parameters annotated None: not kernel parameters, bound to None in the body. A
+        factory uses them for buffers only some of its configurations need, e.g.
+        `W: T.Buffer((R, C), "float32") if SPLIT_K > 1 else None`."""
+        return [arg.arg for arg in fdef.args.args
+                if arg.annotation is not None and self.fn.__annotations__.get(arg.arg) is None]
 
     def _bind_parameter(self, arg: ir.Value, annotation):
         if isinstance(annotation, ScalarType):

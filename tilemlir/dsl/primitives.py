@@ -366,6 +366,24 @@ class _Ptx:
     def elect_sync(self) -> Scalar:
         return Scalar(_op("elect_sync", [], {}, None, results=[emit.i1()]).result)
 
+    def atom_add(self, pointer, value, sem: str = "relaxed", scope: str = "gpu") -> Scalar:
+        """Atomically adds the i32 `value` to the word at `pointer` and returns the old word;
+        `sem` ("relaxed", "acquire", "release", "acq_rel") orders this thread's other accesses
+        around it for the threads of `scope` ("cta", "cluster", "gpu")."""
+        if sem not in _ATOMIC_SEMS:
+            raise KernelError(f"atom_add sem must be one of {', '.join(_ATOMIC_SEMS)}, "
+                              f"got {sem!r}")
+        if scope not in _ATOMIC_SCOPES:
+            raise KernelError(f"atom_add scope must be one of {', '.join(_ATOMIC_SCOPES)}, "
+                              f"got {scope!r}")
+        return Scalar(_op("atomic_add", [pointer, as_scalar(value, emit.i32()).value],
+                          {"sem": ir.StringAttr.get(sem), "mem_scope": ir.StringAttr.get(scope)},
+                          None, results=[emit.i32()]).result)
+
+
+_ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+_ATOMIC_SCOPES = ("cta", "cluster", "gpu", "sys")
+
 
 class _Cuda:
     def cta_sync(self) -> None:
@@ -392,6 +410,14 @@ class _Cuda:
             raise KernelError(f"bar_sync threads must be an integer, got {threads!r}")
         _op("named_barrier", [as_scalar(barrier_id, emit.i32()).value],
             {"threads": _i64_attr(threads)}, None)
+
+    def bar_or(self, barrier_id, threads: int, pred) -> Scalar:
+        """bar_sync that also returns, to each of the `threads` threads, whether any of them
+        passed a true `pred` (a boolean the whole group may branch on)."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise KernelError(f"bar_or threads must be an integer, got {threads!r}")
+        return Scalar(_op("barrier_or", [as_scalar(barrier_id, emit.i32()).value, _bool(pred)],
+                          {"threads": _i64_attr(threads)}, None, results=[emit.i1()]).result)
 
 
 ptx = _Ptx()

@@ -11,6 +11,7 @@ from mlir import ir
 from mlir.dialects import arith, llvm, nvvm, scf
 
 from tilemlir.dispatch.registry import Predicate, predicate, register
+from tilemlir.analysis.values import BAR_RED_OR
 from tilemlir.ir import emit
 from tilemlir.lowering.cuda.predicates import target_supports
 
@@ -240,6 +241,22 @@ def lower_named_barrier(ctx):
                                 number_of_threads=emit.const_i32(ctx.attr("threads")))
 
 
+# nvvm.barrier takes a reduction only on barrier 0; the intrinsic takes any barrier id (the
+# value analysis knows its result is the same on every thread of the barrier).
+_BAR_RED_OR = BAR_RED_OR
+
+
+@register("barrier_or", name="bar_red_or", priority=0, when=[_barrier_threads])
+def lower_barrier_or(ctx):
+    """bar.red.or.pred any, id, threads, pred."""
+    def build():
+        op = llvm.call_intrinsic(emit.i1(), _BAR_RED_OR,
+                                 [ctx.operand("id"), emit.const_i32(ctx.attr("threads")),
+                                  ctx.operand("pred")], [], [])
+        return [op]
+    return build
+
+
 @predicate("register_count")
 def _register_count(ctx):
     count = ctx.attr("count")
@@ -255,3 +272,51 @@ def lower_setmaxnreg(ctx):
     action = {"increase": nvvm.SetMaxRegisterAction.increase,
               "decrease": nvvm.SetMaxRegisterAction.decrease}[ctx.attr("action")]
     return lambda: nvvm.setmaxregister(ctx.attr("count"), action)
+
+
+# ------------------------------------------------------------------------------ atomics
+# LLVM's NVPTX backend (LLVM 22) lowers `atomicrmw` to atom.<space>.add with neither the
+# ordering nor the scope (so a relaxed atom at the default .gpu scope), but lowers scoped
+# fences faithfully. The fence + relaxed-atomic forms are the PTX memory model's release and
+# acquire patterns, so the ordering is expressed with fences at the requested scope.
+_SYNCSCOPE = {"cta": "block", "cluster": "cluster", "gpu": "device"}
+
+
+@predicate("mem_scope")
+def _atomic_scope(ctx):
+    scope = ctx.attr("mem_scope")
+    if scope == "sys":
+        return ("system scope is not supported: LLVM's NVPTX backend emits atom without a "
+                "scope qualifier (.gpu), which does not order accesses of the host or peer "
+                "devices")
+    if scope == "cluster":
+        return ctx.target.require("clusters")
+    return None
+
+
+@predicate("pointer_space")
+def _atomic_pointer(ctx):
+    space = llvm.PointerType(ctx.operand("pointer").type).address_space
+    if space in (0, 1, 3):
+        return None
+    return (f"atomics address global or shared memory (address space 0, 1 or 3); the pointer "
+            f"is in address space {space}")
+
+
+@register("atomic_add", name="atom_add", priority=0, when=[_atomic_scope, _atomic_pointer])
+def lower_atomic_add(ctx):
+    """[fence.acq_rel.<scope>;] atom.add.u32 old, [p], v; [fence.acq_rel.<scope>;]: a
+    release fence before the atom for release / acq_rel, an acquire fence after it for acquire
+    / acq_rel."""
+    sem = ctx.attr("sem")
+    syncscope = _SYNCSCOPE[ctx.attr("mem_scope")]
+
+    def build():
+        if sem in ("release", "acq_rel"):
+            llvm.fence(llvm.AtomicOrdering.release, syncscope=syncscope)
+        old = llvm.atomicrmw(llvm.AtomicBinOp.add, ctx.operand("pointer"), ctx.operand("value"),
+                             llvm.AtomicOrdering.monotonic, syncscope=syncscope)
+        if sem in ("acquire", "acq_rel"):
+            llvm.fence(llvm.AtomicOrdering.acquire, syncscope=syncscope)
+        return [old]
+    return build
