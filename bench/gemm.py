@@ -5,6 +5,8 @@
     python bench/gemm.py --kernels hgemm_wgmma_v3 --shapes 4096x4096x4096 --dtypes float16
     python bench/gemm.py --kernels mma_sync:BK=32,mma_sync:BN=128:STAGES=3 --shapes 8192x8192x8192
     python bench/gemm.py --kernels hgemm_wgmma_v1@128x128x64,hgemm_wgmma_v3   # a kernel's own shape
+    python bench/gemm.py --kernels hgemm,hgemm_v6     # the GEMM front door: its choice per shape
+    python bench/gemm.py --kernels hgemm:BM=128:BN=128:STAGES=6:SPLIT_K=2 --shapes 1000x1000x8192
 
 D[m, n] = sum_k A[m, k] * B[n, k] (B stored N x K, as in the seeds), fp32 accumulation, output
 in the input type. For every (kernel, shape, dtype):
@@ -51,6 +53,12 @@ KERNELS = {
     "hgemm_v6": ("tilemlir.kernels.hgemm_hopper", "hgemm_v6"),
     "hgemm_v7": ("tilemlir.kernels.hgemm_hopper", "hgemm_v7"),
 }
+# name -> (module, function): the function takes (M, N, K, dtype, **config) and returns a
+# ready callable f(a, b, d) that picks its own kernel and configuration for the shape (and
+# allocates what it needs besides), e.g. the GEMM front door.
+FRONT_DOORS = {
+    "hgemm": ("tilemlir.kernels.gemm", "hgemm"),
+}
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
@@ -65,6 +73,25 @@ def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
     module, factory = KERNELS[base]
     kwargs = {key: int(value) for key, value in (p.split("=") for p in params)}
     return getattr(importlib.import_module(module), factory)(m, n, k, dtype, **kwargs)
+
+
+def make_callable(name: str, m: int, n: int, k: int, dtype: str):
+    """f(a, b, d) for `name`: a KERNELS key (the kernel, compiled) or a FRONT_DOORS key, whose
+    parameters override the front door's choice (hgemm:SPLIT_K=2)."""
+    base, *params = name.split(":")
+    if base not in FRONT_DOORS:
+        return tilemlir.compile(make_kernel(name, m, n, k, dtype))
+    kwargs = {key: int(value) for key, value in (p.split("=") for p in params)}
+    module, function = FRONT_DOORS[base]
+    door = importlib.import_module(module)
+    config = {**door.choose_config(m, n, k, dtype), **kwargs} if kwargs else None
+    return getattr(door, function)(m, n, k, dtype, config)
+
+
+def describe(kernel) -> str:
+    """The configuration a front door chose ('' for a plain kernel)."""
+    config = getattr(kernel, "config", None)
+    return ":".join(f"{k}={v}" for k, v in config.items()) if config else ""
 
 
 def median_times_ms(fns, input_sets, reps: int, warmup_ms: float, blocks: int = 2) -> list[float]:
@@ -118,7 +145,8 @@ def run_one(name, shape, dtype_name, args) -> dict:
     m, n, k = shape
     dtype = TORCH_DTYPES[dtype_name]
     start = time.perf_counter()
-    kernel = tilemlir.compile(make_kernel(name, m, n, k, dtype_name))
+    kernel = make_callable(name, m, n, k, dtype_name)
+    kernel.compile_info                                   # a front door compiles when asked
     compile_s = time.perf_counter() - start
     errors = [check(kernel, m, n, k, dtype, args.tolerance) for _ in range(args.checks)]
     sets = []
@@ -135,7 +163,8 @@ def run_one(name, shape, dtype_name, args) -> dict:
                 ours_tflops=flops / ours / 1e9, cublas_tflops=flops / peer / 1e9,
                 triton_tflops=flops / tri / 1e9, ratio=peer / ours, triton_ratio=tri / ours,
                 ours_ms=ours, cublas_ms=peer, triton_ms=tri, max_rel_err=max(errors),
-                compile_s=compile_s, cache_hit=kernel.compile_info.cache_hit)
+                compile_s=compile_s, cache_hit=kernel.compile_info.cache_hit,
+                config=describe(kernel))
 
 
 def environment() -> dict:
@@ -161,17 +190,17 @@ def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
              f"checked {args.checks}x on fresh random-normal inputs with NaN-poisoned outputs "
              f"against a float32 reference (tolerance {args.tolerance})", "",
              "| kernel | M x N x K | dtype | ours TFLOP/s | cuBLAS TFLOP/s | Triton TFLOP/s | "
-             "vs cuBLAS | vs Triton | ours ms | rel. error | compile s |",
-             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "vs cuBLAS | vs Triton | ours ms | rel. error | compile s | chosen config |",
+             "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         if "error" in r:
             lines.append(f"| {r['kernel']} | {r['shape']} | {r['dtype']} | FAILED: {r['error']} "
-                         f"| | | | | | | |")
+                         f"| | | | | | | | |")
             continue
         lines.append(f"| {r['kernel']} | {r['shape']} | {r['dtype']} | {r['ours_tflops']:.1f} | "
                      f"{r['cublas_tflops']:.1f} | {r['triton_tflops']:.1f} | {r['ratio']:.3f} | "
                      f"{r['triton_ratio']:.3f} | {r['ours_ms']:.3f} | {r['max_rel_err']:.2e} | "
-                     f"{r['compile_s']:.2f} |")
+                     f"{r['compile_s']:.2f} | {r['config']} |")
     ok = [r for r in rows if "error" not in r]
     if ok:
         geo = lambda xs: math.exp(sum(math.log(x) for x in xs) / len(xs))  # noqa: E731
@@ -196,8 +225,8 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     for name in args.kernels:
-        if name.split(":")[0].split("@")[0] not in KERNELS:
-            p.error(f"unknown kernel {name}; known: {', '.join(KERNELS)}")
+        if name.split(":")[0].split("@")[0] not in {**KERNELS, **FRONT_DOORS}:
+            p.error(f"unknown kernel {name}; known: {', '.join({**KERNELS, **FRONT_DOORS})}")
     env = environment()
     rows = []
     for spec in args.kernels:
@@ -219,7 +248,7 @@ def main() -> None:
         else:
             print(f"{r['kernel']:24s} {r['shape']:16s} {r['dtype']:9s} {r['ours_tflops']:7.1f} "
                   f"{r['cublas_tflops']:7.1f} {r['triton_tflops']:7.1f} {r['ratio']:7.3f} "
-                  f"{r['triton_ratio']:7.3f}")
+                  f"{r['triton_ratio']:7.3f} {r['config']}")
     if args.out:
         write_markdown(args.out, env, rows, args)
 

@@ -99,6 +99,14 @@ def _cases() -> list[Case]:
               Case(tma + "7", hopper, (136, 200, 72), dict(BM=64, BN=128)),
               Case(tma + "7", hopper, (8192, 8192, 8192)),
               Case(tma + "7", hopper, (8192, 8192, 8192), dict(CLUSTER_RELEASE=True))]
+    # test_gemm_splitk_gpu.py (on the H200) and test_split_k.py: v6 with split-K, and the
+    # configurations the GEMM front door picks for the small sweep shapes
+    cases += [Case(tma + "6", hopper, (200, 296, 4096), dict(SPLIT_K=split)) for split in (2, 3, 4)]
+    cases += [Case(tma + "6", hopper, (520, 520, 2048), dict(BM=128, BN=128, STAGES=6, SPLIT_K=2)),
+              Case(tma + "6", hopper, (1000, 1000, 8192),
+                   dict(BM=128, BN=128, STAGES=6, EPI_N=128, SPLIT_K=2)),
+              Case(tma + "6", hopper, (1000, 1000, 1000),
+                   dict(BM=64, BN=128, STAGES=8, EPI_N=128, SPLIT_K=1))]
     # test/Target/hgemm-blackwell-ptx.mlir
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),

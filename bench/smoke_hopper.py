@@ -23,7 +23,8 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v6, (256, 256, 128), dict(SMS=1)),
          (hgemm_v7, (384, 256, 128), dict(SMS=2)),      # one cluster: 2 pairs, odd tile rows
          (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128, SMS=2)),    # ragged, ring wraps
-         (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=True))]
+         (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=True)),
+         (hgemm_v6, (200, 136, 512), dict(BM=64, BN=128, SMS=3, SPLIT_K=3))]  # split-K fix-up
 
 
 def main() -> None:
@@ -35,8 +36,12 @@ def main() -> None:
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(n, k, device="cuda", dtype=torch.float16)
         d = torch.full((m, n), float("nan"), device="cuda", dtype=torch.float16)
+        # split-K's workspace and counters (zero; the kernel leaves them zero)
+        extra = [torch.empty(p.shape, device="cuda", dtype=torch.float32) if p.dtype == "f32"
+                 else torch.zeros(p.shape, device="cuda", dtype=torch.int32)
+                 for p in kernel.signature.params[3:]]
         start = time.perf_counter()
-        kernel(a, b, d)
+        kernel(a, b, d, *extra)
         torch.cuda.synchronize()
         ref = a.float() @ b.float().T
         err = ((d.float() - ref).norm() / ref.norm()).item()

@@ -9,6 +9,9 @@
       Stages are freed through an `empty` barrier per stage, one arrival per consumer.
   v6  Persistent tiles: one CTA per SM walks the output tiles; the producer runs ahead into the
       next tile while the consumers write the last one back (stmatrix -> shared -> TMA store).
+      With SPLIT_K > 1 the CTAs walk tiles x splits instead, for shapes with fewer tiles than
+      SMs: each unit accumulates a run of K, and the last unit of a tile to finish adds the
+      others' fp32 partials (from a workspace; a gpu-scope counter per tile says who is last).
   v7  2x1 clusters: the two CTAs of a cluster compute vertically adjacent tiles, which need the
       same B; each loads half of it and multicasts that half into both CTAs' stages, so B's
       traffic from L2 halves. A stage is freed by the consumers of both CTAs.
@@ -239,13 +242,48 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v5
 
 
+def _split_unit(u, split_k: int, k_tiles: int):
+    """(tile, first k-tile, end k-tile) of work unit `u`: the split_k units of a tile are
+    consecutive, each a contiguous run of about k_tiles / split_k k-tiles (none empty when
+    split_k <= k_tiles)."""
+    if split_k == 1:
+        return u, 0, k_tiles
+    s = u % split_k
+    return u // split_k, s * k_tiles // split_k, (s + 1) * k_tiles // split_k
+
+
+def split_k_workspace_shape(M, N, BM, BN, SPLIT_K) -> tuple[int, int]:
+    """hgemm_v6's fp32 workspace for SPLIT_K > 1: one BM x BN block per (tile, split) unit."""
+    return math.ceil(M / BM) * math.ceil(N / BN) * SPLIT_K * BM, BN
+
+
+def split_k_counters_shape(M, N, BM, BN) -> tuple[int]:
+    """hgemm_v6's split-K counters: one per (tile, consumer warpgroup); zero before the first
+    launch, and the kernel leaves them zero."""
+    return (math.ceil(M / BM) * math.ceil(N / BN) * (BM // 64),)
+
+
+SPLIT_K_STEP_N = 64     # accumulator columns a split-K fix-up adds per load (32 registers)
+
+
 def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
-             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None):
+             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, SPLIT_K=1):
     """Persistent: one CTA per SM walks the output tiles (grouped order, stride = CTAs); the
     producer runs ahead into the next tile while the consumers write the last one back through
     shared memory with TMA stores (clipped at the edges: M and N need not be multiples of the
     tile), EPI_N columns at a time so that the staging buffer leaves room for STAGES stages.
-    SMS: the number of SMs (132 on the H200)."""
+    SMS: the number of SMs (132 on the H200).
+
+    SPLIT_K > 1 (for few tiles and long K): the work units are tiles x SPLIT_K, unit
+    (tile, s) accumulating the s-th contiguous run of k-tiles. Each consumer warpgroup writes
+    its fp32 partial to the workspace W (one BM x BN block per unit) and counts itself on the
+    tile's counter in C (atom.add, acq_rel at gpu scope, after a warpgroup barrier so that the
+    release covers every thread's stores); the last of the tile's units to arrive sums the
+    SPLIT_K partials in split order (the same sum whichever unit is last), resets the counter
+    to 0 for the next launch and writes D through the usual epilogue. The kernel then takes
+    (A, B, D, W, C): W float32 of split_k_workspace_shape(...), C int32 zeros of
+    split_k_counters_shape(...) (tilemlir.kernels.gemm allocates both); launches sharing W
+    and C must be ordered (one stream)."""
     _check("hgemm_v6", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
     if N % 8:
@@ -259,18 +297,31 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     consumers = BM // 64
     CONSUMER_REGS = _consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    if isinstance(SPLIT_K, bool) or not isinstance(SPLIT_K, int) or not 1 <= SPLIT_K <= k_tiles:
+        raise ShapeError(f"hgemm_v6: SPLIT_K={SPLIT_K!r} must be an integer from 1 to the "
+                         f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
+    if SPLIT_K > 1 and BN % SPLIT_K_STEP_N:
+        raise ShapeError(f"hgemm_v6: with SPLIT_K > 1, BN={BN} must be a multiple of "
+                         f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")
     tiles = tiles_m * tiles_n
-    ctas = min(SMS, tiles)
+    units = tiles * SPLIT_K
+    ctas = min(SMS, units)
     group_m = math.gcd(GROUP_M, tiles_m)
     a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
     b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
     c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
     acc_layout = wgmma_accumulator_layout(64, BN)
+    step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
     stage_bytes = (BM + BN) * BK * 2
+    split = SPLIT_K > 1
+    w_shape = split_k_workspace_shape(M, N, BM, BN, SPLIT_K)
+    c_shape = split_k_counters_shape(M, N, BM, BN)
 
     @T.prim_func
     def hgemm_v6(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
-                 D: T.Buffer((M, N), dtype)):
+                 D: T.Buffer((M, N), dtype),
+                 W: T.Buffer(w_shape, "float32") if split else None,
+                 C: T.Buffer(c_shape, "int32") if split else None):
         pid = T.cta_id([ctas])
         wg = T.warpgroup_id([1 + consumers])
         warp = T.warp_id_in_wg([4])
@@ -294,15 +345,34 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
 
+        def epilogue(acc, out, row, m0, n0):
+            # Registers -> this warpgroup's rows of Cs -> TMA store, EPI_N columns at a time.
+            # A store must have read Cs before Cs is overwritten.
+            Tx.wg.cast(out, acc)
+            for c0 in T.unroll(0, BN, EPI_N):
+                if warp == 0:
+                    if lane == 0:
+                        T.ptx.bulk.wait_group(0)
+                T.cuda.bar_sync(wg, 128)
+                Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
+                T.ptx.fence.proxy_async("shared::cta")      # generic writes -> TMA reads
+                T.cuda.bar_sync(wg, 128)
+                if warp == 0:
+                    if lane == 0:
+                        Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
+                                      Cs[row:row + 64, :])
+                        T.ptx.bulk.commit_group()
+
         if wg == 0:
-            # --- producer: the k-tiles of every tile of this CTA, through one ring ---
+            # --- producer: the k-tiles of every unit of this CTA, through one ring ---
             T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
             if warp == 0:
                 if T.ptx.elect_sync():
                     it: T.int32 = 0
-                    for t in T.serial(pid, tiles, ctas):
+                    for u in T.serial(pid, units, ctas):
+                        t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
                         m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
-                        for kt in T.serial(k_tiles):
+                        for kt in T.serial(k_begin, k_end):
                             s = it % STAGES
                             T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
                             T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
@@ -312,22 +382,27 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                                           B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
                             it += 1
         else:
-            # --- consumers: 64 rows of each tile each ---
+            # --- consumers: 64 rows of each unit each ---
             T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+            if split:
+                part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
+                acc_slots = acc.local()
+                part_slots = part.local()
             it: T.int32 = 0
-            for t in T.serial(pid, tiles, ctas):
+            for u in T.serial(pid, units, ctas):
+                t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
                 m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
                 Tx.wg.fill(acc, 0.0)
-                for kt in T.serial(k_tiles):
+                for kt in T.serial(k_begin, k_end):
                     s = it % STAGES
                     T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
                     Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
                                      Bs[s * BN:s * BN + BN, :], accum=True)
                     T.ptx.wgmma.wait_group(1)
-                    if kt > 0:
+                    if kt > k_begin:
                         if warp == 0:
                             if lane == 0:
                                 T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
@@ -336,22 +411,36 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                 if warp == 0:
                     if lane == 0:
                         T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
-                # Epilogue: registers -> this warpgroup's rows of Cs -> TMA store, EPI_N columns
-                # at a time. A store must have read Cs before Cs is overwritten.
-                Tx.wg.cast(out, acc)
-                for c0 in T.unroll(0, BN, EPI_N):
+                if split:
+                    # Split-K fix-up: publish this partial, count it; the last unit sums all.
+                    mine = u * BM + row
+                    Tx.wg.copy(W[mine:mine + 64, :], acc)
+                    T.cuda.bar_sync(wg, 128)         # every thread's partial is written
+                    counter = t * consumers + wg - 1
+                    last: T.boolean = False
                     if warp == 0:
                         if lane == 0:
-                            T.ptx.bulk.wait_group(0)
-                    T.cuda.bar_sync(wg, 128)
-                    Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
-                    T.ptx.fence.proxy_async("shared::cta")      # generic writes -> TMA reads
-                    T.cuda.bar_sync(wg, 128)
-                    if warp == 0:
-                        if lane == 0:
-                            Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
-                                          Cs[row:row + 64, :])
-                            T.ptx.bulk.commit_group()
+                            last = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
+                                                  scope="gpu") == SPLIT_K - 1
+                    # One thread's answer, for the warpgroup (and after its acquire).
+                    if T.cuda.bar_or(wg, 128, last):
+                        first = t * (SPLIT_K * BM) + row
+                        Tx.wg.copy(acc, W[first:first + 64, :])
+                        for k in T.serial(1, SPLIT_K):
+                            other = first + k * BM
+                            for c0 in T.unroll(0, BN, SPLIT_K_STEP_N):
+                                Tx.wg.copy(part, W[other:other + 64,
+                                                   c0:c0 + SPLIT_K_STEP_N])
+                                # Columns c0.. of the accumulator are its slots c0 / 2..
+                                # (4 slots per 8 columns), in part's order.
+                                for i in T.unroll(SPLIT_K_STEP_N // 2):
+                                    acc_slots[c0 // 2 + i] = acc_slots[c0 // 2 + i] + part_slots[i]
+                        if warp == 0:
+                            if lane == 0:
+                                C[counter] = 0
+                        epilogue(acc, out, row, m0, n0)
+                else:
+                    epilogue(acc, out, row, m0, n0)
             if warp == 0:
                 if lane == 0:
                     T.ptx.bulk.wait_group(0)          # shared memory lives until it is read

@@ -1,0 +1,167 @@
+"""Split-K (CPU): hgemm_v6 with SPLIT_K > 1 compiled and assembled, its refusals, and the GEMM
+front door's heuristic and configurations. The numerics run on the H200 in
+test_gemm_splitk_gpu.py; the language pieces split-K needs are tested in
+test_atomics_language.py."""
+
+import math
+import re
+
+import pytest
+
+import tilemlir
+from tilemlir.kernels import gemm
+from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6,
+                                           split_k_counters_shape, split_k_workspace_shape)
+from tilemlir.lang import wgmma_accumulator_layout
+from tilemlir.target.ptx import assemble, find_ptxas
+
+# ------------------------------------------------------------------------------ hgemm_v6 SPLIT_K
+def test_accumulator_columns_are_consecutive_register_slots():
+    """The fix-up adds SPLIT_K_STEP_N columns of a partial at a time, slot by slot: columns
+    c0.. of the 64 x BN accumulator must be its slots c0 / 2.., in the order of a
+    64 x SPLIT_K_STEP_N accumulator's slots, on the same threads."""
+    step = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
+    for BN in (64, 128, 256):
+        acc = wgmma_accumulator_layout(64, BN)
+        for c0 in range(0, BN, SPLIT_K_STEP_N):
+            window = acc.slice((64, BN), [(0, 64), (c0, c0 + SPLIT_K_STEP_N)])
+            expected = str(step) + (f" + {{m: {c0 // 2}}}" if c0 else "")
+            assert str(window) == expected
+
+
+@pytest.mark.parametrize("shape, config", [
+    ((200, 296, 4096), dict(SPLIT_K=3)),
+    ((520, 520, 2048), dict(BM=128, BN=128, STAGES=6, SPLIT_K=2)),
+    ((1000, 1000, 8192), dict(BM=64, BN=64, STAGES=8, EPI_N=64, SPLIT_K=8)),
+])
+def test_split_k_compiles_and_assembles(shape, config):
+    M, N, K = shape
+    kernel = tilemlir.compile(hgemm_v6(M, N, K, **config), target="sm_90a", cache=False)
+    BM, BN = config.get("BM", 128), config.get("BN", 256)
+    split = config["SPLIT_K"]
+    params = kernel.signature.params
+    assert [(p.name, p.dtype, p.shape) for p in params[3:]] == [
+        ("W", "f32", split_k_workspace_shape(M, N, BM, BN, split)),
+        ("C", "i32", split_k_counters_shape(M, N, BM, BN))]
+    tiles = math.ceil(M / BM) * math.ceil(N / BN)
+    assert kernel.signature.grid == (min(132, tiles * split), 1, 1)
+    ptx = kernel.ptx
+    # publish (fp32 partial, 8-byte stores), count (release / acquire at gpu scope), decide
+    # for the warpgroup, sum, reset the counter
+    assert re.search(r"st\.global\.v2\.(b32|f32)", ptx)
+    assert re.search(r"fence\.acq_rel\.gpu;\s+atom\.global\.add\.u32[^\n]*, 1;\s+"
+                     r"fence\.acq_rel\.gpu;", ptx)
+    assert re.search(r"bar\.red\.or\.pred\s+%p\d+, (%r\d+|\d+), 128, %p\d+;", ptx)
+    adds = ptx.count("add.rn.f32")              # the loop over splits 1.. holds BN / 2 adds
+    assert adds >= BN // 2 and adds % (BN // 2) == 0
+    assert re.search(r"st\.global\.b32\s+\[%rd\d+(\+-?\d+)?\], 0;", ptx)
+    if find_ptxas():
+        assemble(ptx, "sm_90a")
+
+
+def test_split_k_one_is_the_plain_kernel():
+    """SPLIT_K=1 builds today's kernel (bench/ptx_hashes.py checks its PTX byte for byte)."""
+    assert hgemm_v6(1000, 1000, 1000).ir() == hgemm_v6(1000, 1000, 1000, SPLIT_K=1).ir()
+    assert "atomic_add" not in hgemm_v6(1000, 1000, 1000).ir()
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(SPLIT_K=0), "SPLIT_K=0 must be an integer from 1 to the 16 k-tiles of K=1000"),
+    (dict(SPLIT_K=17), "SPLIT_K=17 must be an integer from 1 to the 16 k-tiles"),
+    (dict(SPLIT_K=2.0), "SPLIT_K=2.0 must be an integer"),
+    (dict(SPLIT_K=True), "SPLIT_K=True must be an integer"),
+    (dict(BN=136, EPI_N=64, SPLIT_K=2), "EPI_N=64 must be a multiple of 64 dividing BN=136"),
+    (dict(BN=192, EPI_N=64, SPLIT_K=2), None),
+])
+def test_split_k_refusals(kwargs, message):
+    if message is None:
+        hgemm_v6(1000, 1000, 1000, **kwargs)
+        return
+    with pytest.raises(ShapeError, match=re.escape(message)):
+        hgemm_v6(1000, 1000, 1000, **kwargs)
+
+
+# ------------------------------------------------------------------------------ front door
+SWEEP = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 4096, 512),
+         (16384, 1024, 4096), (4096, 28672, 4096), (4096, 4096, 14336), (4000, 4000, 4000),
+         (3000, 5120, 2056), (1000, 1000, 8192)]
+
+
+def test_heuristic_fills_the_sms():
+    # Enough 128 x 256 tiles: no split, the biggest tile.
+    for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 28672, 4096)]:
+        assert gemm.choose_config(*shape) == dict(BM=128, BN=256, STAGES=4, EPI_N=128,
+                                                  SPLIT_K=1)
+    # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles: split-K, with
+    # the units within one wave.
+    config = gemm.choose_config(1000, 1000, 8192)
+    tiles = math.ceil(1000 / config["BM"]) * math.ceil(1000 / config["BN"])
+    assert config["SPLIT_K"] > 1 and tiles * config["SPLIT_K"] <= gemm.SMS
+    assert gemm.estimate(1000, 1000, 8192, config) < \
+        gemm.estimate(1000, 1000, 8192, dict(BM=128, BN=256, SPLIT_K=1)) / 2
+    # Short K: a split's fix-up costs more than the idle SMs.
+    assert gemm.choose_config(1000, 1000, 256)["SPLIT_K"] == 1
+    # Smaller than the big tiles: smaller tiles.
+    assert (gemm.choose_config(100, 64, 4096)["BM"], gemm.choose_config(100, 64, 4096)["BN"]) \
+        == (64, 64)
+
+
+def test_the_model_counts_waves():
+    one = dict(BM=128, BN=256, SPLIT_K=1)
+    # 132 tiles are one wave, 133 two.
+    assert gemm.estimate(128 * 132, 256, 4096, one) * 2 == gemm.estimate(128 * 133, 256, 4096, one)
+
+
+@pytest.mark.parametrize("shape", SWEEP, ids=["x".join(map(str, s)) for s in SWEEP])
+def test_every_candidate_builds(shape):
+    configs = gemm.candidate_configs(*shape)
+    assert configs[0] == gemm.choose_config(*shape)
+    assert len({tuple(sorted(c.items())) for c in configs}) == len(configs)
+    for config in configs:
+        hgemm_v6(*shape, "bfloat16", **config)       # raises ShapeError if refused
+
+
+def test_front_door_refusals():
+    with pytest.raises(ShapeError, match="dtype must be 'float16' or 'bfloat16', got 'float32'"):
+        gemm.hgemm(256, 256, 256, "float32")
+    with pytest.raises(ShapeError, match=r"M=32 x N=256 is smaller than the smallest tile 64 x 64"):
+        gemm.hgemm(32, 256, 256)
+    with pytest.raises(ShapeError, match="K must be a positive integer, got 0"):
+        gemm.hgemm(256, 256, 0)
+    with pytest.raises(ShapeError, match="N=1004 must be a multiple of 8"):
+        gemm.hgemm(1000, 1004, 8192)
+
+
+def test_front_door_caches_per_shape_and_config():
+    a = gemm.hgemm(1000, 1000, 8192, "float16")
+    assert gemm.hgemm(1000, 1000, 8192, "float16") is a
+    assert gemm.hgemm(1000, 1000, 8192, "bfloat16") is not a
+    other = gemm.hgemm(1000, 1000, 8192, "float16", config=dict(BM=128, BN=256, SPLIT_K=4))
+    assert other is not a and other.config["SPLIT_K"] == 4
+    assert a.config == gemm.choose_config(1000, 1000, 8192)
+    assert [p.name for p in a.kernel.signature.params] == ["A", "B", "D", "W", "C"]
+
+
+def test_autotune_tunes_over_the_candidates(tmp_path, monkeypatch):
+    """tilemlir.autotune takes the front door's candidates as they are (hgemm_v6 keywords)."""
+    monkeypatch.setenv("TILEMLIR_CACHE_DIR", str(tmp_path))
+    configs = gemm.candidate_configs(1000, 1000, 8192)
+    timings = {i: float(len(configs) - i) for i in range(len(configs))}      # last is fastest
+    order = []
+
+    def bench(kernel, args):
+        order.append(kernel)
+        return timings[len(order) - 1]
+    tuned = tilemlir.autotune(hgemm_v6, configs=configs, target="sm_90a", bench=bench)
+    kernel = tuned(1000, 1000, 8192, "float16", args=(object(),))
+    assert len(order) == len(configs)
+    assert kernel.signature == order[-1].signature
+
+
+def test_front_door_workspace_follows_the_configuration():
+    torch = pytest.importorskip("torch")
+    door = gemm.Gemm(1000, 1000, 8192, "float16", dict(SPLIT_K=4))     # v6's default tiles
+    w, c = door._workspace(torch.device("cpu"))
+    assert w.shape == (4 * 4 * 8 * 128, 256) and w.dtype == torch.float32
+    assert c.shape == (4 * 8 * 2,) and c.dtype == torch.int32 and not c.any()
+    assert door._workspace(torch.device("cpu"))[0] is w                 # kept per device

@@ -1,0 +1,207 @@
+"""The GEMM front door: the shipped Hopper kernel and configuration for a shape.
+
+    from tilemlir.kernels.gemm import hgemm
+    gemm = hgemm(1000, 1000, 8192, "float16")       # heuristic choice, compiled once per shape
+    d = gemm(a, b)                                  # torch CUDA tensors: d = a @ b.T
+    gemm(a, b, out=d)                               # into an existing tensor
+
+    tuned = tilemlir.autotune(hgemm_v6, configs=candidate_configs(M, N, K))  # or time them all
+
+D[m, n] = sum_k A[m, k] * B[n, k] (A is M x K, B is N x K, D is M x N, all in `dtype`, fp32
+accumulation), as hgemm_v6 computes it: persistent CTAs, one per SM, walking work units.
+
+The choice is about wave quantization. hgemm_v6 runs min(units, SMS) CTAs, each taking every
+SMS-th unit, so the kernel lasts about ceil(units / SMS) unit times: 32 output tiles of
+128 x 256 (1000 x 1000) keep 32 of the 132 SMs busy for all of K while 100 idle. Two knobs
+change the units:
+  - smaller tiles (128 x 128): twice the units, each half the work, a little less efficient
+    per SM (wgmma n = 128 instead of 256, the same A tile loaded for half the MMAs);
+  - split-K (SPLIT_K = s): s units per tile, each 1/s of K, plus a fix-up per tile (every unit
+    writes its fp32 partial tile, the last sums s of them).
+`estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
+
+    waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
+    waves = ceil(units / SMS)
+
+with the costs below, and `choose_config` takes the cheapest candidate, preferring fewer
+splits and bigger tiles on a tie. The costs are first estimates (from the tile shapes' MMA and
+byte counts and v6's sweep results in results/2026-11-30-hopper/), not yet fitted to timings of
+each configuration: `candidate_configs` lists the configurations worth timing, for
+tilemlir.autotune, and a sweep of them is what should set the constants.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import threading
+
+from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v6, split_k_counters_shape,
+                                           split_k_workspace_shape)
+
+SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
+BK = 64
+# Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
+# byte loaded, and BM = 64 has one consumer warpgroup instead of two).
+KTILE_COST = {(128, 256): 1.0, (128, 128): 0.55, (64, 128): 0.35, (64, 64): 0.2}
+# Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
+UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8}
+# Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
+# them back (a 128 x 256 fp32 tile through one SM's share of L2 is ~1.3 k-tile steps).
+PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17}
+# Tile shapes, biggest first; hgemm_v6 needs BM <= M and BN <= N (its loads are tile-sized
+# windows of A and B).
+TILES = ((128, 256), (128, 128), (64, 128), (64, 64))
+MAX_SPLIT_K = 8
+# Splits are tried while units stay within this many waves (past that, more splits only add
+# fix-ups without evening out the last wave).
+SPLIT_WAVES = 4
+# As many stages as shared memory holds next to the epilogue's staging buffer.
+STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8}
+
+
+def _config(BM: int, BN: int, split_k: int) -> dict:
+    return dict(BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN), SPLIT_K=split_k)
+
+
+def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
+    """The modelled time of hgemm_v6 with `config` on M x N x K, in 128 x 256 k-tile steps."""
+    tile = (config["BM"], config["BN"])
+    split = config.get("SPLIT_K", 1)
+    tiles = math.ceil(M / tile[0]) * math.ceil(N / tile[1])
+    k_tiles = math.ceil(K / BK)
+    waves = math.ceil(tiles * split / sms)
+    fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
+    return waves * (math.ceil(k_tiles / split) * KTILE_COST[tile] + UNIT_OVERHEAD[tile] + fixup)
+
+
+def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
+    """hgemm_v6 configurations worth trying for this shape, best modelled first: each tile
+    shape that fits in M x N, without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
+    one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs."""
+    k_tiles = math.ceil(K / BK)
+    configs = []
+    for BM, BN in TILES:
+        if BM > M or BN > N:
+            continue
+        tiles = math.ceil(M / BM) * math.ceil(N / BN)
+        configs.append(_config(BM, BN, 1))
+        for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
+            if tiles * split <= SPLIT_WAVES * sms:
+                configs.append(_config(BM, BN, split))
+    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c["SPLIT_K"],
+                                          -c["BM"] * c["BN"]))
+
+
+def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
+    """The heuristic's configuration of hgemm_v6 for this shape (see the module docstring)."""
+    _check_shape(M, N, K, dtype)
+    return candidate_configs(M, N, K, sms)[0]
+
+
+def _check_shape(M, N, K, dtype) -> None:
+    for name, value in (("M", M), ("N", N), ("K", K)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"hgemm: {name} must be a positive integer, got {value!r}")
+    # hgemm_v6 checks the rest (N and K multiples of 8) when it builds the kernel.
+    if dtype not in ("float16", "bfloat16"):
+        raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    small = min(BM for BM, _ in TILES), min(BN for _, BN in TILES)
+    if M < small[0] or N < small[1]:
+        raise ShapeError(f"hgemm: M={M} x N={N} is smaller than the smallest tile "
+                         f"{small[0]} x {small[1]} (hgemm_v6 loads tile-sized windows)")
+
+
+_TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
+# hgemm_v6's defaults, for configurations that leave a parameter out.
+_V6_DEFAULTS = {name: p.default for name, p in inspect.signature(hgemm_v6).parameters.items()
+                if p.default is not inspect.Parameter.empty}
+
+
+class Gemm:
+    """hgemm_v6 compiled for one shape, dtype and configuration, called on torch tensors.
+
+    gemm(a, b) -> d (allocated), gemm(a, b, out=d) or gemm(a, b, d) (written in place). With
+    SPLIT_K > 1 it owns the fp32 workspace and the counters per device (allocated at the first
+    call there, counters zeroed; the kernel leaves them zero). Calls that share them must be
+    ordered on one stream, as calls of one torch module are."""
+
+    def __init__(self, M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
+                 target: str | None = None):
+        _check_shape(M, N, K, dtype)
+        self.shape = (M, N, K)
+        self.dtype = dtype
+        self.config = dict(config) if config is not None else choose_config(M, N, K, dtype)
+        self.target = target
+        self._kernel = None
+        self._workspaces: dict = {}
+        self._lock = threading.Lock()
+        self.factory_kernel = hgemm_v6(M, N, K, dtype, **self.config)   # raises ShapeError
+
+    @property
+    def kernel(self):
+        """The compiled kernel (compiled at the first use)."""
+        if self._kernel is None:
+            import tilemlir
+            self._kernel = tilemlir.compile(self.factory_kernel, target=self.target)
+        return self._kernel
+
+    @property
+    def compile_info(self):
+        return self.kernel.compile_info
+
+    def _workspace(self, device):
+        import torch
+        with self._lock:
+            spaces = self._workspaces.get(device)
+            if spaces is None:
+                M, N, _ = self.shape
+                config = {**_V6_DEFAULTS, **self.config}
+                BM, BN, split = config["BM"], config["BN"], config["SPLIT_K"]
+                spaces = (torch.empty(split_k_workspace_shape(M, N, BM, BN, split),
+                                      dtype=torch.float32, device=device),
+                          torch.zeros(split_k_counters_shape(M, N, BM, BN), dtype=torch.int32,
+                                      device=device))
+                self._workspaces[device] = spaces
+            return spaces
+
+    def __call__(self, a, b, out=None):
+        import torch
+        M, N, _ = self.shape
+        kernel = self.kernel
+        if out is None:
+            out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
+                              device=a.device)
+        if self.config.get("SPLIT_K", 1) > 1:
+            kernel(a, b, out, *self._workspace(a.device))
+        else:
+            kernel(a, b, out)
+        return out
+
+    def __repr__(self) -> str:
+        M, N, K = self.shape
+        return f"Gemm({M}x{N}x{K}, {self.dtype}, {self.config})"
+
+
+_GEMMS: dict = {}
+_GEMMS_LOCK = threading.Lock()
+
+
+def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
+          target: str | None = None) -> Gemm:
+    """The GEMM callable for this shape and dtype (the heuristic's configuration unless
+    `config` names one), cached per (shape, dtype, configuration, target)."""
+    chosen = dict(config) if config is not None else choose_config(M, N, K, dtype)
+    key = (M, N, K, dtype, tuple(sorted(chosen.items())), target)
+    with _GEMMS_LOCK:
+        gemm = _GEMMS.get(key)
+        if gemm is None:
+            gemm = _GEMMS[key] = Gemm(M, N, K, dtype, chosen, target)
+    return gemm
+
+
+def matmul_nt(a, b, out=None):
+    """a @ b.T for torch tensors a (M x K) and b (N x K) of float16 or bfloat16."""
+    (M, K), (N, _) = a.shape, b.shape
+    dtype = str(a.dtype).removeprefix("torch.")
+    return hgemm(M, N, K, dtype)(a, b, out)
