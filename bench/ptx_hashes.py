@@ -104,9 +104,9 @@ def _cases() -> list[Case]:
     cases += [Case(tma + "6", hopper, (200, 296, 4096), dict(SPLIT_K=split)) for split in (2, 3, 4)]
     cases += [Case(tma + "6", hopper, (520, 520, 2048), dict(BM=128, BN=128, STAGES=6, SPLIT_K=2)),
               Case(tma + "6", hopper, (1000, 1000, 8192),
-                   dict(BM=128, BN=128, STAGES=6, EPI_N=128, SPLIT_K=2)),
+                   dict(BM=128, BN=128, STAGES=6, EPI_N=128, GROUP_M=8, SPLIT_K=2)),
               Case(tma + "6", hopper, (1000, 1000, 1000),
-                   dict(BM=64, BN=128, STAGES=8, EPI_N=128, SPLIT_K=1))]
+                   dict(BM=64, BN=128, STAGES=8, EPI_N=128, GROUP_M=8, SPLIT_K=1))]
     # test/Target/hgemm-blackwell-ptx.mlir
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),

@@ -91,7 +91,7 @@ def test_heuristic_fills_the_sms():
     # Enough 128 x 256 tiles: no split, the biggest tile.
     for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 28672, 4096)]:
         assert gemm.choose_config(*shape) == dict(BM=128, BN=256, STAGES=4, EPI_N=128,
-                                                  SPLIT_K=1)
+                                                  GROUP_M=8, SPLIT_K=1)
     # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles: split-K, with
     # the units within one wave.
     config = gemm.choose_config(1000, 1000, 8192)
@@ -145,7 +145,7 @@ def test_front_door_caches_per_shape_and_config():
 def test_autotune_tunes_over_the_candidates(tmp_path, monkeypatch):
     """tilemlir.autotune takes the front door's candidates as they are (hgemm_v6 keywords)."""
     monkeypatch.setenv("TILEMLIR_CACHE_DIR", str(tmp_path))
-    configs = gemm.candidate_configs(1000, 1000, 8192)
+    configs = gemm.candidate_configs(1000, 1000, 8192)[:3]
     timings = {i: float(len(configs) - i) for i in range(len(configs))}      # last is fastest
     order = []
 

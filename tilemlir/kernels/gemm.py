@@ -27,7 +27,8 @@ with the costs below, and `choose_config` takes the cheapest candidate, preferri
 splits and bigger tiles on a tie. The costs are first estimates (from the tile shapes' MMA and
 byte counts and v6's sweep results in results/2026-11-30-hopper/), not yet fitted to timings of
 each configuration: `candidate_configs` lists the configurations worth timing, for
-tilemlir.autotune, and a sweep of them is what should set the constants.
+tilemlir.autotune (GROUP_M variants included), and a sweep of them is what should set the
+constants.
 """
 
 from __future__ import annotations
@@ -60,8 +61,16 @@ SPLIT_WAVES = 4
 STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8}
 
 
-def _config(BM: int, BN: int, split_k: int) -> dict:
-    return dict(BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN), SPLIT_K=split_k)
+# Grouped rasterization: GROUP_M tile rows swept column by column (L2 reuse of A and B across
+# the CTAs of a wave). The model does not see it; 16 is a candidate for autotune where there
+# are several waves (results/2026-12-01-hopper/v6-configs*.md: within noise of 8 at 4096^3).
+GROUP_M = 8
+GROUP_M_CANDIDATES = (8, 16)
+
+
+def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
+    return dict(BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN), GROUP_M=group_m,
+                SPLIT_K=split_k)
 
 
 def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
@@ -86,11 +95,13 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
             continue
         tiles = math.ceil(M / BM) * math.ceil(N / BN)
         configs.append(_config(BM, BN, 1))
+        if tiles > sms:
+            configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]
         for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
             if tiles * split <= SPLIT_WAVES * sms:
                 configs.append(_config(BM, BN, split))
     return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c["SPLIT_K"],
-                                          -c["BM"] * c["BN"]))
+                                          -c["BM"] * c["BN"], c["GROUP_M"] != GROUP_M))
 
 
 def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
