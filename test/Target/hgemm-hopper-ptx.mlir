@@ -15,6 +15,9 @@
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v7 384 768 320 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v7.ptx
 // RUN: FileCheck %s --check-prefix=V7 < %t.v7.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v7.ptx -o %t.v7.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.split.ptx
+// RUN: FileCheck %s --check-prefix=SPLIT < %t.split.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.split.ptx -o %t.split.cubin %}
 
 // The tensor maps dispatch added: 128-byte grid constants after the user's pointers, read
 // through their generic param-space address.
@@ -99,3 +102,25 @@
 // V7: barrier.cluster.arrive.aligned;
 // V7-NEXT: barrier.cluster.wait.aligned;
 // V7-NEXT: ret;
+
+// v6 with SPLIT_K=3 (200x296x4096: 4 tiles x 3 splits), after a unit's last wgmma: the
+// warpgroup's fp32 partial (64 x 256: 64 8-byte stores per thread), the warpgroup's barrier,
+// one thread's count on the tile's counter between gpu-scope fences (release, acquire), its
+// answer to the warpgroup (bar.red.or), then the last unit's sum: split 0's partial (64
+// loads), the loop over splits 1..2 (four 64-column steps of 16 loads and 32 adds each), the
+// counter reset, and the usual epilogue.
+// SPLIT: wgmma.wait_group.sync.aligned 0;
+// SPLIT-COUNT-64: st.global.v2.b32 [{{%rd[0-9]+}}{{(\+[0-9]+)?}}], {{{%r[0-9]+}}, {{%r[0-9]+}}};
+// SPLIT-NEXT: bar.sync {{%r[0-9]+}}, 128;
+// SPLIT: fence.acq_rel.gpu;
+// SPLIT-NEXT: atom.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}{{(\+-?[0-9]+)?}}], 1;
+// SPLIT-NEXT: fence.acq_rel.gpu;
+// SPLIT-NEXT: setp.eq.b32 [[LAST:%p[0-9]+]], [[OLD]], 2;
+// SPLIT: bar.red.or.pred {{%p[0-9]+}}, {{%r[0-9]+}}, 128, [[LAST]];
+// SPLIT-COUNT-64: ld.global.v2.b32
+// SPLIT-COUNT-16: ld.global.v2.b32
+// SPLIT: add.rn.f32
+// SPLIT: st.global.b32 [{{%rd[0-9]+}}{{(\+-?[0-9]+)?}}], 0;
+// SPLIT: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// SPLIT: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// SPLIT: ret;

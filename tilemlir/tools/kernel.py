@@ -4,7 +4,9 @@
     tilemlir-kernel tilemlir.kernels.mma_demo:gemm_16x8x16 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_80})' --emit=ptx
 
 The first argument names a module and either a @T.kernel function or a factory returning one;
-the integers after it are the factory's arguments.
+the integers after it are the factory's arguments, NAME=INTEGER its keyword arguments:
+
+    tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3
 """
 
 from __future__ import annotations
@@ -23,7 +25,28 @@ from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
 
 
-def _kernel(spec: str, args: list[int]) -> KernelFunction:
+def _factory_arguments(words: list[str]) -> tuple[list[int], dict[str, int]]:
+    """Integers, then NAME=INTEGER keywords."""
+    args, kwargs = [], {}
+    for word in words:
+        name, eq, value = word.rpartition("=") if "=" in word else ("", "", word)
+        try:
+            number = int(value)
+        except ValueError:
+            raise KernelError(f"factory arguments are integers or NAME=INTEGER, got '{word}'") \
+                from None
+        if eq:
+            if not name.isidentifier():
+                raise KernelError(f"'{name}' in '{word}' is not a parameter name")
+            kwargs[name] = number
+        elif kwargs:
+            raise KernelError(f"positional argument '{word}' after keyword arguments")
+        else:
+            args.append(number)
+    return args, kwargs
+
+
+def _kernel(spec: str, words: list[str]) -> KernelFunction:
     module_name, _, attr = spec.partition(":")
     if not attr:
         raise KernelError(f"name the kernel as module:function, got '{spec}'")
@@ -31,7 +54,11 @@ def _kernel(spec: str, args: list[int]) -> KernelFunction:
         obj = getattr(importlib.import_module(module_name), attr)
     except (ImportError, AttributeError) as err:
         raise KernelError(f"cannot find {spec}: {err}") from None
-    kernel = obj if isinstance(obj, KernelFunction) else obj(*args)
+    args, kwargs = _factory_arguments(words)
+    try:
+        kernel = obj if isinstance(obj, KernelFunction) else obj(*args, **kwargs)
+    except (TypeError, ValueError) as err:          # the factory refuses its arguments
+        raise KernelError(f"{spec}: {err}") from None
     if not isinstance(kernel, KernelFunction):
         raise KernelError(f"{spec} is not a kernel nor a factory of one")
     return kernel
@@ -41,7 +68,8 @@ def run(argv: list[str]) -> int:
     p = argparse.ArgumentParser(prog="tilemlir-kernel", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernel", help="module:function")
-    p.add_argument("args", nargs="*", type=int, help="integer arguments of the factory")
+    p.add_argument("args", nargs="*",
+                   help="the factory's integer arguments, then NAME=INTEGER keywords")
     p.add_argument("--pass-pipeline", default="")
     p.add_argument("--emit", choices=("mlir", "ptx"), default="mlir")
     p.add_argument("--debuginfo", action="store_true", help="print source locations")
