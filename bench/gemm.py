@@ -6,6 +6,7 @@
     python bench/gemm.py --kernels mma_sync:BK=32,mma_sync:BN=128:STAGES=3 --shapes 8192x8192x8192
     python bench/gemm.py --kernels hgemm_wgmma_v1@128x128x64,hgemm_wgmma_v3   # a kernel's own shape
     python bench/gemm.py --kernels hgemm,hgemm_v6     # the GEMM front door: its choice per shape
+    python bench/gemm.py --kernels hgemm_tuned        # the front door's candidates, all timed
     python bench/gemm.py --kernels hgemm:BM=128:BN=128:STAGES=6:SPLIT_K=2 --shapes 1000x1000x8192
 
 D[m, n] = sum_k A[m, k] * B[n, k] (B stored N x K, as in the seeds), fp32 accumulation, output
@@ -57,7 +58,8 @@ KERNELS = {
 # ready callable f(a, b, d) that picks its own kernel and configuration for the shape (and
 # allocates what it needs besides), e.g. the GEMM front door.
 FRONT_DOORS = {
-    "hgemm": ("tilemlir.kernels.gemm", "hgemm"),
+    "hgemm": ("tilemlir.kernels.gemm", "hgemm"),                  # the heuristic's choice
+    "hgemm_tuned": ("tilemlir.kernels.gemm", "tuned_hgemm"),      # every candidate timed
 }
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -84,8 +86,10 @@ def make_callable(name: str, m: int, n: int, k: int, dtype: str):
     kwargs = {key: int(value) for key, value in (p.split("=") for p in params)}
     module, function = FRONT_DOORS[base]
     door = importlib.import_module(module)
-    config = {**door.choose_config(m, n, k, dtype), **kwargs} if kwargs else None
-    return getattr(door, function)(m, n, k, dtype, config)
+    if not kwargs:
+        return getattr(door, function)(m, n, k, dtype)
+    return getattr(door, function)(m, n, k, dtype,
+                                   config={**door.choose_config(m, n, k, dtype), **kwargs})
 
 
 def describe(kernel) -> str:

@@ -5,7 +5,7 @@ kernel must leave the counters zero), and the sum's order fixed (bitwise repeata
 
 import pytest
 
-from tilemlir.kernels.gemm import Gemm, hgemm, matmul_nt
+from tilemlir.kernels.gemm import Gemm, candidate_configs, hgemm, matmul_nt, tuned_hgemm
 
 pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
@@ -80,3 +80,10 @@ def test_matmul_nt_allocates_the_output():
     torch.cuda.synchronize()
     assert d.shape == (1000, 1000) and d.dtype == torch.float16
     assert_matches(d.float(), a.float() @ b.float().T, rtol=2e-2, atol=2e-2 * 8192 ** 0.5)
+
+
+def test_tuned_front_door_picks_a_candidate_and_is_correct(isolated_cache):
+    m, n, k = 1000, 1000, 2048                 # 16 candidates, split-K among them
+    tuned = tuned_hgemm(m, n, k, "float16")
+    assert tuned.config in candidate_configs(m, n, k)
+    _check(tuned, m, n, k, torch.float16)

@@ -142,26 +142,28 @@ def test_front_door_caches_per_shape_and_config():
     assert [p.name for p in a.kernel.signature.params] == ["A", "B", "D", "W", "C"]
 
 
-def test_autotune_tunes_over_the_candidates(tmp_path, monkeypatch):
+def test_autotune_tunes_over_the_candidates(isolated_cache):
     """tilemlir.autotune takes the front door's candidates as they are (hgemm_v6 keywords)."""
-    monkeypatch.setenv("TILEMLIR_CACHE_DIR", str(tmp_path))
     configs = gemm.candidate_configs(1000, 1000, 8192)[:3]
-    timings = {i: float(len(configs) - i) for i in range(len(configs))}      # last is fastest
-    order = []
+    timed = []
 
-    def bench(kernel, args):
-        order.append(kernel)
-        return timings[len(order) - 1]
-    tuned = tilemlir.autotune(hgemm_v6, configs=configs, target="sm_90a", bench=bench)
-    kernel = tuned(1000, 1000, 8192, "float16", args=(object(),))
-    assert len(order) == len(configs)
-    assert kernel.signature == order[-1].signature
+    def bench(kernel, args):                      # the last candidate is the fastest
+        timed.append(kernel)
+        return float(len(configs) - len(timed))
+    tuner = tilemlir.autotune(hgemm_v6, configs=configs, target="sm_90a", bench=bench)
+    assert tuner.choose(1000, 1000, 8192, "float16", args=("a", "b", "d")) == configs[-1]
+    assert len(timed) == len(configs)
+    kernel = tuner(1000, 1000, 8192, "float16")   # known now: compiled, nothing timed
+    assert kernel.signature == timed[-1].signature and len(timed) == len(configs)
 
 
 def test_front_door_workspace_follows_the_configuration():
     torch = pytest.importorskip("torch")
-    door = gemm.Gemm(1000, 1000, 8192, "float16", dict(SPLIT_K=4))     # v6's default tiles
-    w, c = door._workspace(torch.device("cpu"))
+    door = gemm.Gemm(1000, 1000, 8192, "float16", dict(SPLIT_K=4), target="sm_90a")
+    w, c = door._workspace(torch.device("cpu"))                         # v6's default tiles
     assert w.shape == (4 * 4 * 8 * 128, 256) and w.dtype == torch.float32
     assert c.shape == (4 * 8 * 2,) and c.dtype == torch.int32 and not c.any()
     assert door._workspace(torch.device("cpu"))[0] is w                 # kept per device
+
+    plain = gemm.Gemm(1000, 1000, 8192, "float16", dict(SPLIT_K=1), target="sm_90a")
+    assert plain._workspace(torch.device("cpu")) == ()

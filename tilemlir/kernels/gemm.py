@@ -5,7 +5,7 @@
     d = gemm(a, b)                                  # torch CUDA tensors: d = a @ b.T
     gemm(a, b, out=d)                               # into an existing tensor
 
-    tuned = tilemlir.autotune(hgemm_v6, configs=candidate_configs(M, N, K))  # or time them all
+    tuned = tuned_hgemm(M, N, K, "float16")         # the fastest candidate, timed (autotune)
 
 D[m, n] = sum_k A[m, k] * B[n, k] (A is M x K, B is N x K, D is M x N, all in `dtype`, fp32
 accumulation), as hgemm_v6 computes it: persistent CTAs, one per SM, walking work units.
@@ -33,12 +33,10 @@ constants.
 
 from __future__ import annotations
 
-import inspect
 import math
 import threading
 
-from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v6, split_k_counters_shape,
-                                           split_k_workspace_shape)
+from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v6
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -56,7 +54,7 @@ TILES = ((128, 256), (128, 128), (64, 128), (64, 64))
 MAX_SPLIT_K = 8
 # Splits are tried while units stay within this many waves (past that, more splits only add
 # fix-ups without evening out the last wave).
-SPLIT_WAVES = 4
+SPLIT_WAVES = 2
 # As many stages as shared memory holds next to the epilogue's staging buffer.
 STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8}
 
@@ -124,9 +122,16 @@ def _check_shape(M, N, K, dtype) -> None:
 
 
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
-# hgemm_v6's defaults, for configurations that leave a parameter out.
-_V6_DEFAULTS = {name: p.default for name, p in inspect.signature(hgemm_v6).parameters.items()
-                if p.default is not inspect.Parameter.empty}
+
+
+def split_k_buffers(kernel, device) -> tuple:
+    """The buffers a compiled hgemm_v6 takes after (A, B, D), as its signature says: for
+    SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C); none otherwise."""
+    import torch
+    dtypes = {"f32": torch.float32, "i32": torch.int32}
+    return tuple(torch.zeros(p.shape, dtype=dtypes[p.dtype], device=device) if p.name == "C"
+                 else torch.empty(p.shape, dtype=dtypes[p.dtype], device=device)
+                 for p in kernel.signature.params[3:])
 
 
 class Gemm:
@@ -161,19 +166,11 @@ class Gemm:
     def compile_info(self):
         return self.kernel.compile_info
 
-    def _workspace(self, device):
-        import torch
+    def _workspace(self, device) -> tuple:
         with self._lock:
             spaces = self._workspaces.get(device)
             if spaces is None:
-                M, N, _ = self.shape
-                config = {**_V6_DEFAULTS, **self.config}
-                BM, BN, split = config["BM"], config["BN"], config["SPLIT_K"]
-                spaces = (torch.empty(split_k_workspace_shape(M, N, BM, BN, split),
-                                      dtype=torch.float32, device=device),
-                          torch.zeros(split_k_counters_shape(M, N, BM, BN), dtype=torch.int32,
-                                      device=device))
-                self._workspaces[device] = spaces
+                spaces = self._workspaces[device] = split_k_buffers(self.kernel, device)
             return spaces
 
     def __call__(self, a, b, out=None):
@@ -183,10 +180,7 @@ class Gemm:
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
                               device=a.device)
-        if self.config.get("SPLIT_K", 1) > 1:
-            kernel(a, b, out, *self._workspace(a.device))
-        else:
-            kernel(a, b, out)
+        kernel(a, b, out, *self._workspace(a.device))
         return out
 
     def __repr__(self) -> str:
@@ -209,6 +203,31 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
         if gemm is None:
             gemm = _GEMMS[key] = Gemm(M, N, K, dtype, chosen, target)
     return gemm
+
+
+def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
+                target: str | None = None) -> Gemm:
+    """The GEMM callable with the fastest of candidate_configs(M, N, K), timed on `inputs`
+    ((a, b) torch CUDA tensors; random ones if None) by tilemlir.autotune, which remembers the
+    choice in memory and under the compile cache (a later process times nothing)."""
+    import torch
+
+    import tilemlir
+    from tilemlir.runtime.tuning import do_bench
+    _check_shape(M, N, K, dtype)
+    torch_dtype = getattr(torch, _TORCH_DTYPES[dtype])
+    if inputs is None:
+        inputs = (torch.randn(M, K, device="cuda", dtype=torch_dtype),
+                  torch.randn(N, K, device="cuda", dtype=torch_dtype))
+    a, b = inputs
+    d = torch.empty((M, N), device=a.device, dtype=torch_dtype)
+
+    def bench(kernel, args):                  # split-K configurations take W and C as well
+        extra = split_k_buffers(kernel, a.device)
+        return do_bench(lambda: kernel(*args, *extra))
+    tuner = tilemlir.autotune(hgemm_v6, configs=candidate_configs(M, N, K), target=target,
+                              bench=bench)
+    return hgemm(M, N, K, dtype, tuner.choose(M, N, K, dtype, args=(a, b, d)), target)
 
 
 def matmul_nt(a, b, out=None):

@@ -93,6 +93,13 @@ class Autotuned:
     def __call__(self, *factory_args, args=(), **factory_kwargs):
         """The compiled kernel of the fastest configuration for these factory arguments;
         `args` are the kernel arguments to time on (only needed when the key is new)."""
+        config = self.choose(*factory_args, args=args, **factory_kwargs)
+        return compile(self.factory(*factory_args, **factory_kwargs, **config),
+                       target=resolve_target(self.target))
+
+    def choose(self, *factory_args, args=(), **factory_kwargs) -> dict:
+        """The fastest configuration (one of `configs`) for these factory arguments, timed on
+        `args` when the key is new."""
         target = resolve_target(self.target)
         key = self._key(factory_args, factory_kwargs, target)
         with self._lock:
@@ -104,7 +111,7 @@ class Autotuned:
                                      f"the kernels on")
                 config = self._tune(key, factory_args, factory_kwargs, target, args)
             self._chosen[key] = config
-        return compile(self.factory(*factory_args, **factory_kwargs, **config), target=target)
+        return dict(config)
 
     def _tune(self, key, factory_args, factory_kwargs, target, args) -> dict:
         timed, rejected = [], []
