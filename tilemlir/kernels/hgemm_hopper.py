@@ -389,8 +389,6 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
             if split:
                 part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
-                acc_slots = acc.local()
-                part_slots = part.local()
             it: T.int32 = 0
             for u in T.serial(pid, units, ctas):
                 t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
@@ -429,12 +427,10 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                         for k in T.serial(1, SPLIT_K):
                             other = first + k * BM
                             for c0 in T.unroll(0, BN, SPLIT_K_STEP_N):
+                                step = acc[:, c0:c0 + SPLIT_K_STEP_N]
                                 Tx.wg.copy(part, W[other:other + 64,
                                                    c0:c0 + SPLIT_K_STEP_N])
-                                # Columns c0.. of the accumulator are its slots c0 / 2..
-                                # (4 slots per 8 columns), in part's order.
-                                for i in T.unroll(SPLIT_K_STEP_N // 2):
-                                    acc_slots[c0 // 2 + i] = acc_slots[c0 // 2 + i] + part_slots[i]
+                                Tx.wg.add(step, step, part)
                         if warp == 0:
                             if lane == 0:
                                 C[counter] = 0
