@@ -8,6 +8,7 @@
     python bench/gemm.py --kernels hgemm,hgemm_v6     # the GEMM front door: its choice per shape
     python bench/gemm.py --kernels hgemm_tuned        # the front door's candidates, all timed
     python bench/gemm.py --kernels hgemm:BM=128:BN=128:STAGES=6:SPLIT_K=2 --shapes 1000x1000x8192
+    python bench/gemm.py --kernels hgemm:KERNEL=hgemm_v6:GROUP_M=16 --shapes 4096x4096x4096
 
 D[m, n] = sum_k A[m, k] * B[n, k] (B stored N x K, as in the seeds), fp32 accumulation, output
 in the input type. For every (kernel, shape, dtype):
@@ -79,11 +80,12 @@ def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
 
 def make_callable(name: str, m: int, n: int, k: int, dtype: str):
     """f(a, b, d) for `name`: a KERNELS key (the kernel, compiled) or a FRONT_DOORS key, whose
-    parameters override the front door's choice (hgemm:SPLIT_K=2)."""
+    parameters override the front door's choice (hgemm:KERNEL=hgemm_v6:SPLIT_K=2)."""
     base, *params = name.split(":")
     if base not in FRONT_DOORS:
         return tilemlir.compile(make_kernel(name, m, n, k, dtype))
-    kwargs = {key: int(value) for key, value in (p.split("=") for p in params)}
+    kwargs = {key: int(value) if value.lstrip("-").isdigit() else value
+              for key, value in (p.split("=") for p in params)}
     module, function = FRONT_DOORS[base]
     door = importlib.import_module(module)
     if not kwargs:

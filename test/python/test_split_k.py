@@ -74,14 +74,15 @@ SWEEP = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 4096
 
 
 def test_heuristic_fills_the_sms():
-    # Enough 128 x 256 tiles: no split, the biggest tile.
+    # Enough 128 x 256 tiles: no split, the biggest tile, in 2x1 clusters (v7, its defaults).
     for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 28672, 4096)]:
-        assert gemm.choose_config(*shape) == dict(BM=128, BN=256, STAGES=4, EPI_N=128,
-                                                  GROUP_M=8, SPLIT_K=1)
+        assert gemm.choose_config(*shape) == dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=4,
+                                                  EPI_N=128, GROUP_M=16)
     # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles: split-K, with
     # the units within one wave.
     config = gemm.choose_config(1000, 1000, 8192)
     tiles = math.ceil(1000 / config["BM"]) * math.ceil(1000 / config["BN"])
+    assert config["KERNEL"] == "hgemm_v6"
     assert config["SPLIT_K"] > 1 and tiles * config["SPLIT_K"] <= gemm.SMS
     assert gemm.estimate(1000, 1000, 8192, config) < \
         gemm.estimate(1000, 1000, 8192, dict(BM=128, BN=256, SPLIT_K=1)) / 2
@@ -96,6 +97,11 @@ def test_the_model_counts_waves():
     one = dict(BM=128, BN=256, SPLIT_K=1)
     # 132 tiles are one wave, 133 two.
     assert gemm.estimate(128 * 132, 256, 4096, one) * 2 == gemm.estimate(128 * 133, 256, 4096, one)
+    # v7 counts pairs of tile rows over 66 clusters: 3 tile rows take 2 pairs.
+    v7 = dict(KERNEL="hgemm_v7", BM=128, BN=256)
+    assert gemm.estimate(128 * 3, 256 * 33, 4096, v7) == gemm.estimate(128 * 4, 256 * 33, 4096, v7)
+    assert gemm.estimate(128 * 4, 256 * 33, 4096, v7) * 2 == \
+        gemm.estimate(128 * 4, 256 * 34, 4096, v7)
 
 
 @pytest.mark.parametrize("shape", SWEEP, ids=["x".join(map(str, s)) for s in SWEEP])
@@ -103,8 +109,9 @@ def test_every_candidate_builds(shape):
     configs = gemm.candidate_configs(*shape)
     assert configs[0] == gemm.choose_config(*shape)
     assert len({tuple(sorted(c.items())) for c in configs}) == len(configs)
+    assert {c["KERNEL"] for c in configs} == {"hgemm_v6", "hgemm_v7"}
     for config in configs:
-        hgemm_v6(*shape, "bfloat16", **config)       # raises ShapeError if refused
+        gemm.gemm_kernel(*shape, "bfloat16", **config)      # raises ShapeError if refused
 
 
 def test_front_door_refusals():
@@ -116,6 +123,10 @@ def test_front_door_refusals():
         gemm.hgemm(256, 256, 0)
     with pytest.raises(ShapeError, match="N=1004 must be a multiple of 8"):
         gemm.hgemm(1000, 1004, 8192)
+    with pytest.raises(ShapeError, match="hgemm_v7 has no split-K, got SPLIT_K=2"):
+        gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="hgemm_v7", SPLIT_K=2))
+    with pytest.raises(ShapeError, match="KERNEL must be one of hgemm_v6, hgemm_v7, got 'v9'"):
+        gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="v9"))
 
 
 def test_front_door_caches_per_shape_and_config():
@@ -129,14 +140,14 @@ def test_front_door_caches_per_shape_and_config():
 
 
 def test_autotune_tunes_over_the_candidates(isolated_cache):
-    """tilemlir.autotune takes the front door's candidates as they are (hgemm_v6 keywords)."""
+    """tilemlir.autotune takes the front door's candidates as they are (gemm_kernel keywords)."""
     configs = gemm.candidate_configs(1000, 1000, 8192)[:3]
     timed = []
 
     def bench(kernel, args):                      # the last candidate is the fastest
         timed.append(kernel)
         return float(len(configs) - len(timed))
-    tuner = tilemlir.autotune(hgemm_v6, configs=configs, target="sm_90a", bench=bench)
+    tuner = tilemlir.autotune(gemm.gemm_kernel, configs=configs, target="sm_90a", bench=bench)
     assert tuner.choose(1000, 1000, 8192, "float16", args=("a", "b", "d")) == configs[-1]
     assert len(timed) == len(configs)
     kernel = tuner(1000, 1000, 8192, "float16")   # known now: compiled, nothing timed

@@ -8,7 +8,9 @@
     tuned = tuned_hgemm(M, N, K, "float16")         # the fastest candidate, timed (autotune)
 
 D[m, n] = sum_k A[m, k] * B[n, k] (A is M x K, B is N x K, D is M x N, all in `dtype`, fp32
-accumulation), as hgemm_v6 computes it: persistent CTAs, one per SM, walking work units.
+accumulation). A configuration is a dict of keyword arguments of `gemm_kernel`: KERNEL names
+the shipped kernel (hgemm_v6: persistent, split-K; hgemm_v7: v6 in 2x1 clusters with B
+multicast), the rest are that kernel's parameters.
 
 The choice is about wave quantization. hgemm_v6 runs min(units, SMS) CTAs, each taking every
 SMS-th unit, so the kernel lasts about ceil(units / SMS) unit times: 32 output tiles of
@@ -18,6 +20,8 @@ change the units:
     per SM (wgmma n = 128 instead of 256, the same A tile loaded for half the MMAs);
   - split-K (SPLIT_K = s): s units per tile, each 1/s of K, plus a fix-up per tile (every unit
     writes its fp32 partial tile, the last sums s of them).
+hgemm_v7 hands out pairs of vertically adjacent 128 x 256 tiles to clusters of 2 CTAs (half
+of B's traffic from L2); its waves count pairs over SMS / 2 clusters.
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
     waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
@@ -25,10 +29,10 @@ change the units:
 
 with the costs below, and `choose_config` takes the cheapest candidate, preferring fewer
 splits and bigger tiles on a tie. The costs are first estimates (from the tile shapes' MMA and
-byte counts and v6's sweep results in results/2026-11-30-hopper/), not yet fitted to timings of
-each configuration: `candidate_configs` lists the configurations worth timing, for
-tilemlir.autotune (GROUP_M variants included), and a sweep of them is what should set the
-constants.
+byte counts and the sweep results in results/2026-11-30-hopper/ and 2026-12-01-hopper/), not
+yet fitted to timings of each configuration: `candidate_configs` lists the configurations
+worth timing, for tilemlir.autotune(gemm_kernel, ...) (GROUP_M variants included), and
+`tuned_hgemm` times them; a sweep of them is what should set the constants.
 """
 
 from __future__ import annotations
@@ -36,7 +40,7 @@ from __future__ import annotations
 import math
 import threading
 
-from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v6
+from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v6, hgemm_v7
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -66,26 +70,59 @@ GROUP_M = 8
 GROUP_M_CANDIDATES = (8, 16)
 
 
+# hgemm_v7 (128 x 256 tiles only here): a k-tile step costs this much of v6's, B's L2 traffic
+# halved by the multicast (results/2026-12-01-hopper/v7-first.md: 591 against 549-565 TFLOP/s
+# for v6 at 4096^3, even at 8192^3), at its own defaults (GROUP_M=16, CTA-scope hand-off).
+V7_KTILE_FACTOR = 0.95
+V7_GROUP_M = 16
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7}
+
+
+def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
+                **config):
+    """The kernel of one front-door configuration: KERNEL (a KERNELS key) built with the rest
+    of `config` as its parameters. The factory tilemlir.autotune tunes over."""
+    factory = KERNELS.get(KERNEL)
+    if factory is None:
+        raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {KERNEL!r}")
+    if factory is hgemm_v7 and config.get("SPLIT_K", 1) != 1:
+        raise ShapeError(f"hgemm: hgemm_v7 has no split-K, got SPLIT_K={config['SPLIT_K']}")
+    if factory is hgemm_v7:
+        config.pop("SPLIT_K", None)
+    return factory(M, N, K, dtype, **config)
+
+
 def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
-    return dict(BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN), GROUP_M=group_m,
-                SPLIT_K=split_k)
+    return dict(KERNEL="hgemm_v6", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN),
+                GROUP_M=group_m, SPLIT_K=split_k)
+
+
+def _v7_config() -> dict:
+    return dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
+                GROUP_M=V7_GROUP_M)
 
 
 def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
-    """The modelled time of hgemm_v6 with `config` on M x N x K, in 128 x 256 k-tile steps."""
+    """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM."""
     tile = (config["BM"], config["BN"])
     split = config.get("SPLIT_K", 1)
-    tiles = math.ceil(M / tile[0]) * math.ceil(N / tile[1])
+    tiles_m, tiles_n = math.ceil(M / tile[0]), math.ceil(N / tile[1])
     k_tiles = math.ceil(K / BK)
-    waves = math.ceil(tiles * split / sms)
+    cost = KTILE_COST[tile]
+    if config.get("KERNEL") == "hgemm_v7":
+        waves = math.ceil(math.ceil(tiles_m / 2) * tiles_n / (sms // 2))
+        cost *= V7_KTILE_FACTOR
+    else:
+        waves = math.ceil(tiles_m * tiles_n * split / sms)
     fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
-    return waves * (math.ceil(k_tiles / split) * KTILE_COST[tile] + UNIT_OVERHEAD[tile] + fixup)
+    return waves * (math.ceil(k_tiles / split) * cost + UNIT_OVERHEAD[tile] + fixup)
 
 
 def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
-    """hgemm_v6 configurations worth trying for this shape, best modelled first: each tile
-    shape that fits in M x N, without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
-    one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs."""
+    """Configurations worth trying for this shape, best modelled first: for each tile shape
+    that fits in M x N, hgemm_v6 without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
+    one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
+    hgemm_v7 for the 128 x 256 tiles."""
     k_tiles = math.ceil(K / BK)
     configs = []
     for BM, BN in TILES:
@@ -93,17 +130,20 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
             continue
         tiles = math.ceil(M / BM) * math.ceil(N / BN)
         configs.append(_config(BM, BN, 1))
+        if (BM, BN) == (128, 256):
+            configs.append(_v7_config())
         if tiles > sms:
             configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]
         for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
             if tiles * split <= SPLIT_WAVES * sms:
                 configs.append(_config(BM, BN, split))
-    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c["SPLIT_K"],
-                                          -c["BM"] * c["BN"], c["GROUP_M"] != GROUP_M))
+    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c.get("SPLIT_K", 1),
+                                          -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
+                                          c["GROUP_M"] != GROUP_M))
 
 
 def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
-    """The heuristic's configuration of hgemm_v6 for this shape (see the module docstring)."""
+    """The heuristic's configuration for this shape (see the module docstring)."""
     _check_shape(M, N, K, dtype)
     return candidate_configs(M, N, K, sms)[0]
 
@@ -118,15 +158,16 @@ def _check_shape(M, N, K, dtype) -> None:
     small = min(BM for BM, _ in TILES), min(BN for _, BN in TILES)
     if M < small[0] or N < small[1]:
         raise ShapeError(f"hgemm: M={M} x N={N} is smaller than the smallest tile "
-                         f"{small[0]} x {small[1]} (hgemm_v6 loads tile-sized windows)")
+                         f"{small[0]} x {small[1]} (the kernels load tile-sized windows)")
 
 
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
 
 
 def split_k_buffers(kernel, device) -> tuple:
-    """The buffers a compiled hgemm_v6 takes after (A, B, D), as its signature says: for
-    SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C); none otherwise."""
+    """The buffers a compiled front-door kernel takes after (A, B, D), as its signature says:
+    for hgemm_v6 with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
+    none otherwise."""
     import torch
     dtypes = {"f32": torch.float32, "i32": torch.int32}
     return tuple(torch.zeros(p.shape, dtype=dtypes[p.dtype], device=device) if p.name == "C"
@@ -135,7 +176,8 @@ def split_k_buffers(kernel, device) -> tuple:
 
 
 class Gemm:
-    """hgemm_v6 compiled for one shape, dtype and configuration, called on torch tensors.
+    """The kernel of one configuration (gemm_kernel), compiled for one shape and dtype and
+    called on torch tensors.
 
     gemm(a, b) -> d (allocated), gemm(a, b, out=d) or gemm(a, b, d) (written in place). With
     SPLIT_K > 1 it owns the fp32 workspace and the counters per device (allocated at the first
@@ -152,7 +194,7 @@ class Gemm:
         self._kernel = None
         self._workspaces: dict = {}
         self._lock = threading.Lock()
-        self.factory_kernel = hgemm_v6(M, N, K, dtype, **self.config)   # raises ShapeError
+        self.factory_kernel = gemm_kernel(M, N, K, dtype, **self.config)   # or ShapeError
 
     @property
     def kernel(self):
@@ -225,7 +267,7 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     def bench(kernel, args):                  # split-K configurations take W and C as well
         extra = split_k_buffers(kernel, a.device)
         return do_bench(lambda: kernel(*args, *extra))
-    tuner = tilemlir.autotune(hgemm_v6, configs=candidate_configs(M, N, K), target=target,
+    tuner = tilemlir.autotune(gemm_kernel, configs=candidate_configs(M, N, K), target=target,
                               bench=bench)
     return hgemm(M, N, K, dtype, tuner.choose(M, N, K, dtype, args=(a, b, d)), target)
 
