@@ -24,7 +24,8 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v7, (384, 256, 128), dict(SMS=2)),      # one cluster: 2 pairs, odd tile rows
          (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128, SMS=2)),    # ragged, ring wraps
          (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=True)),
-         (hgemm_v6, (200, 136, 512), dict(BM=64, BN=128, SMS=3, SPLIT_K=3))]  # split-K fix-up
+         (hgemm_v6, (200, 136, 512), dict(BM=64, BN=128, SMS=3, SPLIT_K=3)),  # split-K fix-up
+         (hgemm_v7, (384, 256, 512), dict(SMS=2, SPLIT_K=2))]   # per-pair split-K, odd pair
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Split-K in hgemm_v6 and the GEMM front door (tilemlir.kernels.gemm) on the H200, against
+"""Split-K in hgemm_v6 and hgemm_v7 and the GEMM front door (tilemlir.kernels.gemm) on the H200, against
 torch in float32, with NaN-poisoned outputs and fresh inputs: ragged M, N and K, several
 splits, several units per CTA, repeated launches on the same workspace and counters (the
 kernel must leave the counters zero), and the sum's order fixed (bitwise repeatable)."""
@@ -44,6 +44,11 @@ SPLIT_CASES = [
     ((200, 296, 4096), dict(SPLIT_K=3, SMS=5)),   # several units per CTA, the ring wraps
     ((520, 520, 2048), dict(BM=128, BN=128, STAGES=6, SPLIT_K=2)),
     ((256, 512, 192), dict(SPLIT_K=3)),           # one k-tile per split
+    # hgemm_v7: clusters of 2 share each split's B loads, each CTA fixes up its own tile
+    ((200, 296, 4096), dict(KERNEL="hgemm_v7", SPLIT_K=2)),
+    ((384, 768, 320), dict(KERNEL="hgemm_v7", SPLIT_K=2)),          # an odd pair: row 3 of 3
+    ((200, 296, 4096), dict(KERNEL="hgemm_v7", SPLIT_K=3, SMS=4)),  # 2 clusters, 12 units
+    ((1000, 1000, 8192), dict(KERNEL="hgemm_v7", SPLIT_K=4)),
 ]
 
 

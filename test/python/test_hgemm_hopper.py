@@ -105,3 +105,16 @@ def test_v7_cross_cta_handoff_scope():
     assert "mbarrier.arrive.shared::cluster.b64 _," in cta
     assert "release.cluster.shared" not in cta and "acquire.cluster" not in cta
     assert cta.count(".multicast::cluster [") == cluster.count(".multicast::cluster [")
+
+
+def test_v7_split_k_takes_the_workspace_and_counters_of_v6():
+    from tilemlir.kernels.hgemm_hopper import split_k_counters_shape, split_k_workspace_shape
+    kernel = tilemlir.compile(hgemm_v7(1000, 1000, 8192, SPLIT_K=4), target="sm_90a",
+                              cache=False)
+    params = {p.name: p for p in kernel.signature.params}
+    assert params["W"].shape == split_k_workspace_shape(1000, 1000, 128, 256, 4)
+    assert params["C"].shape == split_k_counters_shape(1000, 1000, 128, 256)
+    assert kernel.signature.grid == (128, 1, 1)          # 16 pairs x 4 splits, in clusters of 2
+    assert "atom.global.add.u32" in kernel.ptx                # the tile counters
+    with pytest.raises(ShapeError, match="SPLIT_K=129 must be an integer from 1 to the 128"):
+        hgemm_v7(1000, 1000, 8192, SPLIT_K=129)

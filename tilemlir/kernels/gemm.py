@@ -85,10 +85,6 @@ def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "h
     factory = KERNELS.get(KERNEL)
     if factory is None:
         raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {KERNEL!r}")
-    if factory is hgemm_v7 and config.get("SPLIT_K", 1) != 1:
-        raise ShapeError(f"hgemm: hgemm_v7 has no split-K, got SPLIT_K={config['SPLIT_K']}")
-    if factory is hgemm_v7:
-        config.pop("SPLIT_K", None)
     return factory(M, N, K, dtype, **config)
 
 
@@ -97,9 +93,9 @@ def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
                 GROUP_M=group_m, SPLIT_K=split_k)
 
 
-def _v7_config() -> dict:
+def _v7_config(split_k: int = 1) -> dict:
     return dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
-                GROUP_M=V7_GROUP_M)
+                GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
 
 
 def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
@@ -110,7 +106,7 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     k_tiles = math.ceil(K / BK)
     cost = KTILE_COST[tile]
     if config.get("KERNEL") == "hgemm_v7":
-        waves = math.ceil(math.ceil(tiles_m / 2) * tiles_n / (sms // 2))
+        waves = math.ceil(math.ceil(tiles_m / 2) * tiles_n * split / (sms // 2))
         cost *= V7_KTILE_FACTOR
     else:
         waves = math.ceil(tiles_m * tiles_n * split / sms)
@@ -122,7 +118,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     """Configurations worth trying for this shape, best modelled first: for each tile shape
     that fits in M x N, hgemm_v6 without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
     one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
-    hgemm_v7 for the 128 x 256 tiles."""
+    hgemm_v7 likewise for the 128 x 256 tiles."""
     k_tiles = math.ceil(K / BK)
     configs = []
     for BM, BN in TILES:
@@ -137,6 +133,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
             if tiles * split <= SPLIT_WAVES * sms:
                 configs.append(_config(BM, BN, split))
+                if (BM, BN) == (128, 256):
+                    configs.append(_v7_config(split))
     return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c.get("SPLIT_K", 1),
                                           -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
                                           c["GROUP_M"] != GROUP_M))
@@ -166,7 +164,7 @@ _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
 
 def split_k_buffers(kernel, device) -> tuple:
     """The buffers a compiled front-door kernel takes after (A, B, D), as its signature says:
-    for hgemm_v6 with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
+    with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
     none otherwise."""
     import torch
     dtypes = {"f32": torch.float32, "i32": torch.int32}

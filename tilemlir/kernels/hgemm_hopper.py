@@ -445,7 +445,8 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
 
 def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16, SMS=132,
-             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False):
+             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False,
+             SPLIT_K=1):
     """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
     that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
     B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
@@ -469,7 +470,12 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     grouped order (GROUP_M tile rows, swept column by column); where the tile rows are odd,
     the last pair's second tile lies past M: that CTA still loads (TMA zero-fills A, and its B
     half feeds its peer) and computes, but stores nothing. SMS: the number of SMs (132 on the
-    H200); the grid is a whole number of clusters, at most SMS CTAs."""
+    H200); the grid is a whole number of clusters, at most SMS CTAs.
+
+    SPLIT_K > 1 as in v6, per pair: a cluster's unit is (pair, split), both CTAs accumulating
+    the same run of k-tiles (so the multicast still feeds both), each then fixing up its own
+    tile (W and C as v6's, from split_k_workspace_shape / split_k_counters_shape); a tile past
+    M takes no part in the fix-up."""
     _check("hgemm_v7", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
     if N % 8:
@@ -489,21 +495,34 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     consumers = BM // 64
     CONSUMER_REGS = _consumer_regs("hgemm_v7", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    if isinstance(SPLIT_K, bool) or not isinstance(SPLIT_K, int) or not 1 <= SPLIT_K <= k_tiles:
+        raise ShapeError(f"hgemm_v7: SPLIT_K={SPLIT_K!r} must be an integer from 1 to the "
+                         f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
+    if SPLIT_K > 1 and BN % SPLIT_K_STEP_N:
+        raise ShapeError(f"hgemm_v7: with SPLIT_K > 1, BN={BN} must be a multiple of "
+                         f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")
     pairs_m = math.ceil(tiles_m / 2)
     pairs = pairs_m * tiles_n
-    clusters = min(SMS // 2, pairs)
+    units = pairs * SPLIT_K
+    clusters = min(SMS // 2, units)
     group_m = math.gcd(max(1, GROUP_M // 2), pairs_m)       # in pairs of tile rows
     HALF_N = BN // 2
     a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
     b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
     c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
     acc_layout = wgmma_accumulator_layout(64, BN)
+    step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
     stage_bytes = (BM + BN) * BK * 2                         # A + both halves of B
     handoff = "cluster" if CLUSTER_RELEASE else "cta"        # scope of the cross-CTA hand-off
+    split = SPLIT_K > 1
+    w_shape = split_k_workspace_shape(M, N, BM, BN, SPLIT_K)
+    c_shape = split_k_counters_shape(M, N, BM, BN)
 
     @T.prim_func
     def hgemm_v7(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
-                 D: T.Buffer((M, N), dtype)):
+                 D: T.Buffer((M, N), dtype),
+                 W: T.Buffer(w_shape, "float32") if split else None,
+                 C: T.Buffer(c_shape, "int32") if split else None):
         pid = T.cta_id([2 * clusters])
         T.cluster_shape([2, 1, 1])
         wg = T.warpgroup_id([1 + consumers])
@@ -537,11 +556,12 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             if warp == 0:
                 if T.ptx.elect_sync():
                     it: T.int32 = 0
-                    for t in T.serial(cluster, pairs, clusters):
+                    for u in T.serial(cluster, units, clusters):
+                        t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
                         m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                         m0 = m_pair + rank * BM
                         nb = n0 + rank * HALF_N
-                        for kt in T.serial(k_tiles):
+                        for kt in T.serial(k_begin, k_end):
                             s = it % STAGES
                             T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2,
                                                     scope=handoff)
@@ -559,23 +579,26 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+            if split:
+                part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
 
             def release(s):
                 T.ptx.mbarrier.arrive(empty.ptr_to([s]))
                 T.ptx.mbarrier.arrive(T.cuda.mapa(empty.ptr_to([s]), peer), scope=handoff)
 
             it: T.int32 = 0
-            for t in T.serial(cluster, pairs, clusters):
+            for u in T.serial(cluster, units, clusters):
+                t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
                 m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                 m0 = m_pair + rank * BM
                 Tx.wg.fill(acc, 0.0)
-                for kt in T.serial(k_tiles):
+                for kt in T.serial(k_begin, k_end):
                     s = it % STAGES
                     T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
                     Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
                                      Bs[s * BN:s * BN + BN, :], accum=True)
                     T.ptx.wgmma.wait_group(1)
-                    if kt > 0:
+                    if kt > k_begin:
                         if warp == 0:
                             if lane == 0:
                                 release((it + STAGES - 1) % STAGES)
@@ -585,7 +608,35 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     if lane == 0:
                         release((it + STAGES - 1) % STAGES)
                 # Epilogue as in v6; a tile past M (the odd pair's second) stores nothing.
-                if m0 < M:
+                done: T.boolean = m0 < M
+                if split:
+                    if m0 < M:
+                        # Split-K fix-up as in v6, for this CTA's own tile.
+                        tile = m0 // BM * tiles_n + n0 // BN
+                        mine = (tile * SPLIT_K + u % SPLIT_K) * BM + row
+                        Tx.wg.copy(W[mine:mine + 64, :], acc)
+                        T.cuda.bar_sync(wg, 128)     # every thread's partial is written
+                        counter = tile * consumers + wg - 1
+                        last: T.boolean = False
+                        if warp == 0:
+                            if lane == 0:
+                                last = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
+                                                      scope="gpu") == SPLIT_K - 1
+                        done = T.cuda.bar_or(wg, 128, last)
+                        if done:
+                            first = tile * (SPLIT_K * BM) + row
+                            Tx.wg.copy(acc, W[first:first + 64, :])
+                            for k in T.serial(1, SPLIT_K):
+                                other = first + k * BM
+                                for c0 in T.unroll(0, BN, SPLIT_K_STEP_N):
+                                    step = acc[:, c0:c0 + SPLIT_K_STEP_N]
+                                    Tx.wg.copy(part, W[other:other + 64,
+                                                       c0:c0 + SPLIT_K_STEP_N])
+                                    Tx.wg.add(step, step, part)
+                            if warp == 0:
+                                if lane == 0:
+                                    C[counter] = 0
+                if done:
                     Tx.wg.cast(out, acc)
                     for c0 in T.unroll(0, BN, EPI_N):
                         if warp == 0:
