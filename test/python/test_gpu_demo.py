@@ -58,3 +58,22 @@ def test_demo_on_cupy_arrays(kernel):
     ref = _reference(cp.asnumpy(a), cp.asnumpy(b))
     out = cp.asnumpy(d)
     assert np.linalg.norm(out - ref) / np.linalg.norm(ref) < 1e-5
+
+
+def test_numpy_arrays_in_a_process_that_never_touched_cuda():
+    """Only tilemlir uses CUDA here: the copies in and out must still find a context."""
+    import subprocess
+    import sys
+    code = ("import numpy as np\n"
+            "from tilemlir.kernels.mma_demo import gemm_16x8x16\n"
+            "rng = np.random.default_rng(0)\n"
+            "a = rng.standard_normal((16, 16)).astype(np.float16)\n"
+            "b = rng.standard_normal((16, 8)).astype(np.float16)\n"
+            "d = np.full((16, 8), np.nan, np.float32)\n"
+            "gemm_16x8x16(a, b, d)\n"
+            "ref = a.astype(np.float64) @ b.astype(np.float64)\n"
+            "assert np.linalg.norm(d - ref) / np.linalg.norm(ref) < 1e-5, d\n"
+            "print('ok')\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

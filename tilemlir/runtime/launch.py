@@ -267,17 +267,32 @@ def encode_tensor_map(address: int, dtype: str, shape, box, swizzle_bytes: int) 
 
 
 # ------------------------------------------------------------------------------ numpy path
+@contextlib.contextmanager
+def _runtime_context():
+    """The runtime's device's primary context made current: mgpuMemcpy, unlike the runtime's
+    other wrappers, does not push it, and fails in a thread where no context is current (a
+    process that has not touched CUDA otherwise). It is the context the runtime uses."""
+    context = _primary_context(bound_device())
+    _cu("cuCtxPushCurrent_v2", context)
+    try:
+        yield
+    finally:
+        _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
+
+
 def copy_to_device(array) -> int:
     rt = runtime()
     ptr = rt.mgpuMemAlloc(max(array.nbytes, 1), None, False)
     if not ptr:
         raise CudaError(f"could not allocate {array.nbytes} bytes on the GPU")
-    rt.mgpuMemcpy(ptr, array.ctypes.data, array.nbytes, None)
+    with _runtime_context():
+        rt.mgpuMemcpy(ptr, array.ctypes.data, array.nbytes, None)
     return ptr
 
 
 def copy_back_and_free(array, ptr: int) -> None:
     rt = runtime()
-    rt.mgpuMemcpy(array.ctypes.data, ptr, array.nbytes, None)
-    rt.mgpuStreamSynchronize(None)
+    with _runtime_context():
+        rt.mgpuMemcpy(array.ctypes.data, ptr, array.nbytes, None)
+        rt.mgpuStreamSynchronize(None)
     rt.mgpuMemFree(ptr, None)
