@@ -1,5 +1,5 @@
 """The CPU interpreter of tile IR (tilemlir.reference, `tilemlir.interpret`): shipped kernels
-against numpy on small shapes, per-thread honesty (a wrong index gives a wrong result), and the
+(the seed-001 demo, seed 000's GEMMs, softmax, RMSNorm) against numpy on small shapes, per-thread honesty (a wrong index gives a wrong result), and the
 errors where a kernel cannot run as written. CPU only, a few seconds each."""
 
 import importlib.util
@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 
 import tilemlir
-from tilemlir.kernels import hgemm_hopper, hgemm_tcgen05, hgemm_wgmma, mma_demo, warp_gemm
+from tilemlir.kernels import (hgemm_hopper, hgemm_tcgen05, hgemm_wgmma, mma_demo, norms,
+                              warp_gemm)
 from tilemlir.reference import InterpretError
+from tilemlir.reference.memory import bf16_bits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,6 +67,77 @@ def test_transposed_warp_gemms_with_beta_match_numpy(ta, tb):
     A = a.astype(np.float32).T if ta else a.astype(np.float32)
     B = b.astype(np.float32).T if tb else b.astype(np.float32)
     assert _rel_error(d, A @ B + c) < 1e-5
+
+
+def _from_bf16(bits: np.ndarray) -> np.ndarray:
+    return (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_softmax_matches_numpy(dtype):
+    M, N = 3, 512                        # 2 warps, each thread 2 chunks of 8: a CTA reduction
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((M, N)).astype(np.float32) * 4
+    if dtype == "float16":
+        x_in, y = x.astype(np.float16), np.full((M, N), np.nan, np.float16)
+        x, read = x_in.astype(np.float32), lambda a: a.astype(np.float32)
+    else:
+        x_in, y = bf16_bits(x), np.full((M, N), 0x7FC0, np.uint16)
+        x, read = _from_bf16(x_in), _from_bf16
+    tilemlir.interpret(norms.softmax(M, N, dtype), x_in, y)
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    ref = e / e.sum(axis=1, keepdims=True)
+    assert not np.isnan(read(y)).any()
+    assert np.abs(read(y) - ref).max() < (2e-3 if dtype == "float16" else 1e-2) * ref.max()
+
+
+def test_rms_norm_matches_numpy():
+    M, N = 2, 1024
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((M, N)).astype(np.float16)
+    w = rng.standard_normal(N).astype(np.float16)
+    y = np.full((M, N), np.nan, np.float16)
+    tilemlir.interpret(norms.rms_norm(M, N), x, w, y)
+    xf = x.astype(np.float32)
+    ref = xf / np.sqrt((xf ** 2).mean(axis=1, keepdims=True) + 1e-6) * w.astype(np.float32)
+    assert _rel_error(y, ref) < 1e-3
+
+
+def test_elementwise_math_broadcast_compare_and_select(tmp_path):
+    """One warp, a (4, 32) f32 tile spread over the lanes: unary functions, a row broadcast,
+    a comparison with a scalar and a select, against numpy."""
+    kernel = _load(tmp_path, "ew", textwrap.dedent("""\
+        import tilemlir.lang as T
+        Tx = T.tile
+        L = T.TileLayout(T.S[(4, 32):(1, 1 @ T.laneid)])
+        R = T.TileLayout(T.S[(1, 32):(1, 1 @ T.laneid)])
+
+        @T.prim_func
+        def k(X: T.Buffer((4, 32), "float32"), B: T.Buffer((1, 32), "float32"),
+              Y: T.Buffer((4, 32), "float32")):
+            T.cta_id([1])
+            T.warp_id([1])
+            T.lane_id([32])
+            x = T.alloc_local((4, 32), "float32", layout=L)
+            b = T.alloc_local((1, 32), "float32", layout=R)
+            t = T.alloc_local((4, 32), "float32", layout=L)
+            c = T.alloc_local((4, 32), "bool", layout=L)
+            Tx.warp.copy(x, X)
+            Tx.warp.copy(b, B)
+            Tx.warp.gelu(t, x, approximate="tanh")
+            Tx.warp.sigmoid(x, x)
+            Tx.warp.add(t, t, b)
+            Tx.warp.compare(c, t, ">", 0.5)
+            Tx.warp.select(t, c, t, x)
+            Tx.warp.copy(Y, t)
+        """)).k
+    rng = np.random.default_rng(4)
+    x, b = rng.standard_normal((4, 32)).astype(np.float32), rng.standard_normal((1, 32)).astype(np.float32)
+    y = np.zeros((4, 32), np.float32)
+    tilemlir.interpret(kernel, x, b, y)
+    gelu = 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3)))
+    t = gelu + b
+    assert np.allclose(y, np.where(t > 0.5, t, 1 / (1 + np.exp(-x))), rtol=1e-5, atol=1e-6)
 
 
 def _load(tmp_path, name: str, source: str):

@@ -11,12 +11,14 @@ It runs the module the kernel language produces (before dispatch), on small shap
   indices, loads, loop-carried values) has one value per thread, and branches on thread ids run
   under a mask. A kernel that stages a register with a wrong index, or copies a wrong window,
   computes a wrong result here too.
-- **Primitives at their scope, whole-tile.** copy, copy_async, cast, fill, gemm and gemm_async
-  run once per thread, warp, warpgroup or CTA (their scope) as one numpy operation on their
-  tiles; each element is read from (and written to) the thread or the memory its operand's
-  layout names — register fragments come from the lanes that hold them, shared tiles through
-  their swizzle, tensor memory by lane and column. A collective primitive that only some
-  threads of its scope reach is an error.
+- **Primitives at their scope, whole-tile.** copy, copy_async, cast, fill, unary, binary,
+  select, reduce, gemm and gemm_async run once per thread, warp, warpgroup or CTA (their
+  scope) as one numpy operation on their tiles; each element is read from (and written to) the
+  thread or the memory its operand's layout names — register fragments come from the lanes
+  that hold them, shared tiles through their swizzle, tensor memory by lane and column; a
+  register tile whose layout names no thread is each thread's own copy (a CTA reduction into
+  it gives every thread the result). A collective primitive that only some threads of its
+  scope reach is an error.
 - **Synchronisation checked where it can be.** A CTA barrier must be reached by every thread;
   mbarriers count arrivals and transaction bytes (TMA loads complete their bytes, tcgen05.commit
   arrives), and a wait for a phase that has not completed is an error: on the GPU it would
@@ -29,6 +31,8 @@ model (fences are no-ops), roles that hand work to each other through mbarriers 
 barriers in different branches (warp-specialized kernels: the branches run one after the other,
 so the first wait for the other role is reported), thread-block clusters and CTA pairs, TMA's
 out-of-bounds fill, rounding inside the tensor cores (products are summed in float32 by numpy),
+the approximate instructions of `fast=True` math (numpy's precise functions run instead), a
+reduction's scratch buffer (the lowering's; never read or written here),
 and anything past the ops it knows (an unknown op is an error naming it and the Python line).
 CTAs run one after another.
 """

@@ -11,6 +11,7 @@ or the memory the operand's layout names (tilemlir.reference.memory).
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from dataclasses import dataclass
@@ -18,9 +19,10 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from tilemlir.ir.types import is_buffer_type
 from tilemlir.reference.memory import (TMEM_COLUMNS, TMEM_LANES, Elem, InterpretError, Pointer,
-                                       Root, Storage, buffer_type_of, elem_of, gather, scatter,
-                                       window)
+                                       Root, Storage, Tile, buffer_type_of, elem_of, read,
+                                       window, write)
 
 _SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
 _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
@@ -60,6 +62,30 @@ def _int_attr(op, name: str) -> int:
 
 def _str_attr(op, name: str) -> str:
     return ir.StringAttr(op.attributes[name]).value
+
+
+def _wide(values: np.ndarray) -> np.ndarray:
+    """Floats below 32 bits computed in float32 (the result is rounded to dst's type)."""
+    return values.astype(np.float32) if values.dtype == np.float16 else values
+
+
+def _sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+_erf = np.vectorize(math.erf, otypes=[np.float64])
+_UNARY = {
+    "exp": np.exp, "exp2": np.exp2, "log": np.log, "sqrt": np.sqrt,
+    "rsqrt": lambda x: 1.0 / np.sqrt(x), "tanh": np.tanh, "sigmoid": _sigmoid,
+    "silu": lambda x: x * _sigmoid(x), "neg": np.negative, "abs": np.abs,
+    "gelu_tanh": lambda x: 0.5 * x * (1.0 + np.tanh(0.7978845608028654 * (x + 0.044715 * x ** 3))),
+    "gelu_erf": lambda x: (0.5 * x * (1.0 + _erf(x / math.sqrt(2.0)))).astype(x.dtype),
+}
+_BINARY = {
+    "add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide,
+    "max": np.maximum, "min": np.minimum, "lt": np.less, "le": np.less_equal,
+    "gt": np.greater, "ge": np.greater_equal, "eq": np.equal, "ne": np.not_equal,
+}
 
 
 def _nonzero(b: np.ndarray) -> np.ndarray:
@@ -424,14 +450,37 @@ class Machine:
             raise InterpretError(f"{what} differs across the threads of the scope")
         return vals[0]
 
-    def _op_tile_copy(self, op, mask):
-        dst, src = self._window(op.operands[0]), self._window(op.operands[1])
-        if dst.type.size != src.type.size:
-            raise InterpretError(f"copy of {src.type.describe()} into {dst.type.describe()}")
+    def _tile(self, value, group) -> Tile:
+        """An operand for the threads `group`: a buffer's window, or a scalar (one per thread)."""
+        if is_buffer_type(value.type):
+            return read(self._window(value), group)
+        scalars = self.env[value][group]
+        return Tile(scalars.reshape(-1, 1) if len(group) > 1 else scalars[:1].reshape(1, 1),
+                    np.ones((1,), bool))
+
+    def _elementwise(self, op, mask, fn, operands) -> None:
+        """dst = fn(*operands) element by element, operands broadcast against dst (numpy
+        rules), for each group of threads of op's scope."""
+        dst = self._window(op.operands[0])
+        shape = dst.type.shape
         for group in self._groups(op, mask):
-            values, held = gather(src, group)
-            scatter(dst, group, values.reshape(dst.type.shape), held.reshape(dst.type.shape))
-            if op.name == "tile.copy_async" and len(op.operands) > 2:
+            tiles = [self._tile(v, group) for v in operands]
+            if len(tiles) == 1 and tiles[0].values[0].size == dst.type.size:
+                tiles = [Tile(tiles[0].values.reshape(tiles[0].values.shape[:1] + shape),
+                              tiles[0].held.reshape(shape))]       # copy, cast: same size
+            tiles = [t.aligned(len(shape)) for t in tiles]
+            where = np.ones(shape, bool)
+            for t in tiles:
+                where = where & np.broadcast_to(t.held, shape)
+            with np.errstate(all="ignore"):
+                result = fn(*[_wide(t.values) for t in tiles])
+            write(dst, group, np.asarray(result), where)
+
+    def _op_tile_copy(self, op, mask):
+        self._elementwise(op, mask, lambda x: x, op.operands[1:2])
+        if op.name == "tile.copy_async" and len(op.operands) > 2:
+            dst = self._window(op.operands[0])
+            for group in self._groups(op, mask):
                 self._complete_tx(op.operands[2], group[0],
                                   dst.type.size * dst.root.elem.itemsize)
 
@@ -439,16 +488,43 @@ class Machine:
     _op_tile_cast = _op_tile_copy
 
     def _op_tile_fill(self, op, mask):
+        for group in self._groups(op, mask):
+            self._same_value(op.operands[1], group, "the fill value")
+        self._elementwise(op, mask, lambda v: v, op.operands[1:2])
+
+    def _op_tile_unary(self, op, mask):
+        fn = _UNARY[_str_attr(op, "fn")]
+        self._elementwise(op, mask, fn, op.operands[1:2])
+
+    def _op_tile_binary(self, op, mask):
+        self._elementwise(op, mask, _BINARY[_str_attr(op, "fn")], op.operands[1:3])
+
+    def _op_tile_select(self, op, mask):
+        self._elementwise(op, mask, lambda c, a, b: np.where(c != 0, a, b), op.operands[1:4])
+
+    def _op_tile_reduce(self, op, mask):
+        """dst = fn over `axis` of src, for the scope (the scratch buffer is the lowering's:
+        the interpreter neither reads nor writes it)."""
+        fn = {"sum": np.sum, "max": np.max, "min": np.min}[_str_attr(op, "fn")]
+        axis = _int_attr(op, "axis")
         dst = self._window(op.operands[0])
         for group in self._groups(op, mask):
-            scatter(dst, group, self._same_value(op.operands[1], group, "the fill value"))
+            src = self._tile(op.operands[1], group)
+            if not src.held.all():
+                raise InterpretError("the reduced tile is not held whole by the threads of the "
+                                     "scope (its layout spreads it over other threads)")
+            result = fn(_wide(src.values), axis=axis + 1, keepdims=True)
+            write(dst, group, result.reshape(result.shape[:1] + dst.type.shape))
 
     def _whole(self, value, group, name: str) -> np.ndarray:
-        values, held = gather(self._window(value), group)
-        if not held.all():
+        tile = self._tile(value, group)
+        if not tile.held.all():
             raise InterpretError(f"operand {name} is not held whole by the threads of the scope "
                                  f"(its layout spreads it over other threads)")
-        return values.astype(np.float32)
+        if np.any(tile.values != tile.values[:1]):
+            raise InterpretError(f"operand {name}: the threads of the scope hold different "
+                                 f"copies of it")
+        return tile.values[0].astype(np.float32)
 
     def _op_tile_gemm(self, op, mask):
         d, a, b, c = op.operands
@@ -461,7 +537,7 @@ class Machine:
             result = np.float32(alpha) * (A @ B)
             if beta != 0.0:
                 result = result + np.float32(beta) * self._whole(c, group, "C")
-            scatter(self._window(d), group, result)
+            write(self._window(d), group, result[None])
 
     def _op_tile_gemm_async(self, op, mask):
         if _int_attr(op, "cta_group") != 1:
@@ -471,7 +547,7 @@ class Machine:
             result = self._whole(a, group, "A") @ self._whole(b, group, "B").T
             if self._same_value(accum, group, "accum"):
                 result = result + self._whole(d, group, "D")
-            scatter(self._window(d), group, result)
+            write(self._window(d), group, result[None])
 
     # ------------------------------------------------------------------ synchronisation
     def _op_tile_cta_sync(self, op, mask):

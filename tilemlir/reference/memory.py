@@ -328,3 +328,81 @@ def scatter(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray 
 
 
 buffer_type_of = parse_buffer_type
+
+
+# ------------------------------------------------------------------------------ tiles of a scope
+@dataclass
+class Tile:
+    """An operand as the threads of one scope see it: `values` is [1, *shape] (one tile for the
+    group: memory, or registers spread over the group's threads) or [threads, *shape] (each
+    thread's own copy: registers whose layout names no thread); `held` the elements the group
+    holds (a thread-scope op on a spread-out register tile holds only its own)."""
+    values: np.ndarray
+    held: np.ndarray
+
+    def aligned(self, ndim: int) -> "Tile":
+        """Dims of extent 1 put in front, so that it broadcasts against an `ndim`-d tile."""
+        extra = ndim - (self.values.ndim - 1)
+        if extra <= 0:
+            return self
+        values = self.values.reshape(self.values.shape[:1] + (1,) * extra + self.values.shape[1:])
+        return Tile(values, self.held.reshape((1,) * extra + self.held.shape))
+
+
+def _private(w: Window, group: np.ndarray) -> bool:
+    return w.scope == "local" and len(group) > 1 and \
+        not any(a in THREAD_AXES for a in w.type.layout.axes())
+
+
+def _private_places(w: Window, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows, element indices) of each thread's own copy of a register window: [threads, *shape]."""
+    shape = w.type.shape
+    lead = (-1,) + (1,) * len(shape)
+    m = w.base["m"][group].reshape(lead) + _axes(w.type)["m"][None]
+    if np.any(m < 0) or np.any(m >= w.root.elements):
+        raise InterpretError(f"a register window of {w.type.describe()} reaches slot "
+                             f"{int(m.max())} of {w.root.elements}")
+    return np.broadcast_to(group.reshape(lead), m.shape), m
+
+
+def read(w: Window, group: np.ndarray) -> Tile:
+    if _private(w, group):
+        rows, index = _private_places(w, group)
+        stored = w.root.storage.typed(w.root.elem)[rows, index]
+        return Tile(w.root.elem.to_compute(stored), np.ones(w.type.shape, bool))
+    values, held = gather(w, group)
+    return Tile(values[None], held)
+
+
+def write(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray | None = None) -> None:
+    """Writes `values` ([1 or threads, *shape], broadcastable) into the window for the threads
+    `group`: each thread's copy of a private register window gets its row, an element of a
+    spread-out register window the row of the thread holding it; memory takes the one value
+    all threads agree on."""
+    shape = w.type.shape
+    values = np.asarray(values)
+    where = np.ones(shape, bool) if where is None else np.broadcast_to(where, shape)
+    if _private(w, group):
+        rows, index = _private_places(w, group)
+        values = np.broadcast_to(values, (len(group),) + shape)
+        mask = np.broadcast_to(where, values.shape)
+        w.root.storage.typed(w.root.elem)[rows[mask], index[mask]] = \
+            w.root.elem.to_storage(values[mask])
+        return
+    values = np.broadcast_to(values, values.shape[:1] + shape)
+    if values.shape[0] == 1:
+        scatter(w, group, values[0], where)
+        return
+    if w.scope != "local":
+        if np.any(values != values[:1]):
+            raise InterpretError(f"the threads of the scope hold different values for the "
+                                 f"{w.scope} tile they all write ({w.type.describe()})")
+        scatter(w, group, values[0], where)
+        return
+    for shift in _replica_shifts(w.type):
+        p = place(w, group, shift)
+        mask = p.held & where
+        position = (p.rows - group[0])[mask]
+        flat = np.flatnonzero(mask.reshape(-1))
+        w.root.storage.typed(w.root.elem)[p.rows[mask], p.index[mask]] = w.root.elem.to_storage(
+            values.reshape(values.shape[0], -1)[position, flat])
