@@ -3,6 +3,7 @@
     import tilemlir
     import tilemlir.lang as T
     kernel = tilemlir.compile(my_kernel, target="sm_90a")
+    tilemlir.interpret(my_kernel, a, b, d)        # the same kernel on the CPU, in numpy
 """
 
 __version__ = "0.1.0"
@@ -16,6 +17,9 @@ def __getattr__(name):
     if name == "autotune":
         from tilemlir.runtime.tuning import autotune
         return autotune
+    if name == "interpret":
+        from tilemlir.reference import interpret
+        return interpret
     if name == "torch_op":
         from tilemlir.runtime.torch_ops import torch_op
         return torch_op

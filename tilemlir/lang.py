@@ -10,9 +10,12 @@
         lane_id = T.lane_id([32])
         ...
         Tx.cta.copy(Asmem[:, :], A[m:m + 128, k:k + 64])
+        if lane_id == 0:
+            T.print("warp", warp_id, "k", k)         # device printf: "[file.py:12] warp 0 k 64"
 """
 
 from tilemlir.dsl.buffers import TileBuffer
+from tilemlir.dsl.debug import device_print as print  # noqa: A001 (T.print, on the device)
 from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, alloc_buffer,
                                      alloc_local, bfloat16, boolean, cluster_shape, cta_id,
                                      decl_buffer, float16, float32, int32, int64, lane_id,
@@ -64,7 +67,7 @@ __all__ = [
     "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
     "int64",
-    "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "ptx",
+    "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
     "wgmma_accumulator_layout", "wid_in_wg",

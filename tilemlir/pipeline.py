@@ -210,20 +210,32 @@ def _check_target_pass(options):
     return [("py", tile_check_target)]
 
 
-def nvvm_pipeline(target: Target, opt_level: int = 3) -> list[tuple[str, object]]:
+def nvvm_pipeline(target: Target, opt_level: int = 3,
+                  line_info: bool = False) -> list[tuple[str, object]]:
     """The upstream gpu-lower-to-nvvm-pipeline, pass by pass (the same passes in the same order,
     so the same PTX), with tile-kernel-abi where the kernels have just become llvm.funcs: kernel
-    parameters that need LLVM argument attributes (TMA tensor maps) get them there."""
+    parameters that need LLVM argument attributes (TMA tensor maps) get them there.
+
+    `line_info`: the device code keeps its locations (the upstream pipeline strips them) and
+    each kernel gets a debug-info scope, so the PTX carries `.file` / `.loc` directives naming
+    the source lines (a kernel's Python lines), which ptxas turns into the cubin's line table
+    (ncu's source view, compute-sanitizer's reports). DebugDirectivesOnly: only the
+    directives, no DWARF sections, and no `.target ..., debug`, which would make ptxas
+    compile without optimisation."""
     common = ("convert-nvgpu-to-nvvm,gpu-kernel-outlining,convert-vector-to-scf,"
               "convert-scf-to-cf,convert-nvvm-to-llvm,convert-func-to-llvm,"
               "expand-strided-metadata,"
               f"nvvm-attach-target{{chip={target.chip} features={target.features} O={opt_level}}},"
               "lower-affine,convert-arith-to-llvm,convert-index-to-llvm,canonicalize,cse")
-    device = ("gpu.module(strip-debuginfo,convert-gpu-to-nvvm,llvm-optimize-for-nvvm-target,"
+    device = ("gpu.module(" + ("" if line_info else "strip-debuginfo,")
+              + "convert-gpu-to-nvvm,llvm-optimize-for-nvvm-target,"
               "canonicalize,cse,reconcile-unrealized-casts)")
+    # A module pass (it walks the llvm.funcs inside the gpu.modules too)
+    scopes = [("mlir", "ensure-debug-info-scope-on-llvm-func{emission-kind=DebugDirectivesOnly}")] \
+        if line_info else []
     host = ("gpu-to-llvm,gpu-module-to-binary{format=isa},convert-math-to-llvm,canonicalize,cse,"
             "reconcile-unrealized-casts")
-    return [("mlir", common), ("mlir", device)] + _kernel_abi_pass({}) + [("mlir", host)]
+    return [("mlir", common), ("mlir", device)] + scopes + _kernel_abi_pass({}) + [("mlir", host)]
 
 
 def _kernel_abi_pass(options):
@@ -248,7 +260,9 @@ def _to_ptx_pipeline(options):
     return (_verify_pass(opts) + _check_async_proxy_pass(opts) + _dispatch_pass(opts)
             + [("mlir", "canonicalize"), ("mlir", "cse")]
             + _materialize_pass(opts) + _check_target_pass(opts)
-            + nvvm_pipeline(target, int(options.get("opt-level", 3))))
+            + nvvm_pipeline(target, int(options.get("opt-level", 3)),
+                            check_flag(options.get("line-info", "false"),
+                                       "option line-info of tile-to-ptx")))
 
 
 TILE_PASSES = {
@@ -286,7 +300,9 @@ TILE_PASSES = {
         "then the passes of the upstream gpu-lower-to-nvvm-pipeline (with tile-kernel-abi after "
         "convert-gpu-to-nvvm) to LLVM with embedded PTX",
         {"chip": "target chip (default sm_90a)", "ptx": "PTX ISA version, e.g. 80",
-         "opt-level": "LLVM optimisation level for the device code (default 3)"},
+         "opt-level": "LLVM optimisation level for the device code (default 3)",
+         "line-info": "true: the PTX carries .file/.loc directives naming the source lines "
+                      "of the ops' locations, for ncu's source view (default false)"},
         _to_ptx_pipeline),
 }
 
@@ -327,7 +343,18 @@ def _parse_options(name: str, text: str, info: PassInfo) -> dict[str, str]:
         options[key] = value
     if "opt-level" in options:
         check_opt_level(options["opt-level"], f"option opt-level of {name}")
+    if "line-info" in options:
+        check_flag(options["line-info"], f"option line-info of {name}")
     return options
+
+
+def check_flag(value, what: str) -> bool:
+    """A boolean pass option: true/false or 1/0 (as MLIR spells them)."""
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "1", "false", "0"):
+        return value.strip().lower() in ("true", "1")
+    raise PipelineError(f"{what} must be true or false, got {value!r}")
 
 
 def check_opt_level(value, what: str = "opt_level") -> int:
@@ -419,11 +446,12 @@ def build_pass_manager(text: str, ctx: ir.Context | None = None,
 
 
 def lower_to_ptx(module: ir.Module, target: Target, opt_level: int = 3,
-                 dump_dir: str | None = None) -> None:
+                 dump_dir: str | None = None, line_info: bool = False) -> None:
     """Runs tile-to-ptx on `module` in place; with `dump_dir`, the IR after every pass lands
-    there (one file per pass, in pass order)."""
+    there (one file per pass, in pass order); `line_info`: see nvvm_pipeline."""
     pm = build_pass_manager(f"builtin.module(tile-to-ptx{{chip={target.chip} "
-                            f"ptx={target.ptx} opt-level={opt_level}}})", module.context)
+                            f"ptx={target.ptx} opt-level={opt_level} "
+                            f"line-info={str(bool(line_info)).lower()}}})", module.context)
     if dump_dir is not None:
         module.context.enable_multithreading(False)
         pm.enable_ir_printing(print_after_all=True, tree_printing_dir_path=dump_dir)

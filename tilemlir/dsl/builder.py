@@ -34,6 +34,7 @@ class KernelBuilder:
         self.filename = filename
         self.context = shared_context()
         self.location = ir.Location.file(filename, 1, 1, context=self.context)
+        self.line = 1                         # the Python line being interpreted
         with self.context, self.location:
             self.module = ir.Module.create()
             self.module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
@@ -144,13 +145,14 @@ class KernelBuilder:
 
     @contextlib.contextmanager
     def at(self, line: int, col: int):
-        saved = self.location
+        saved = self.location, self.line
         self.location = ir.Location.file(self.filename, line, col + 1, context=self.context)
+        self.line = line
         try:
             with self.location:
                 yield
         finally:
-            self.location = saved
+            self.location, self.line = saved
 
 
 def product(shape) -> int:

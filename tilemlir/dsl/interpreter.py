@@ -27,6 +27,7 @@ from mlir.dialects import arith, scf
 
 from tilemlir.dsl import builder as kernel_builder
 from tilemlir.dsl.buffers import TileBuffer, row_major
+from tilemlir.dsl.debug import device_fstring
 from tilemlir.dsl.intrinsics import Buffer, ScalarType, SerialRange
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar, cast_to
 from tilemlir.ir import emit
@@ -501,10 +502,18 @@ class Interpreter:
         return {self.eval(k): self.eval(v) for k, v in zip(node.keys, node.values)}
 
     def _eval_JoinedStr(self, node):
-        parts = []
+        """An f-string: text now, or a DeviceFormat for T.print when it holds device values."""
+        pieces = []
         for v in node.values:
-            parts.append(str(self.eval(v.value)) if isinstance(v, ast.FormattedValue) else v.value)
-        return "".join(parts)
+            if not isinstance(v, ast.FormattedValue):
+                pieces.append(v.value)
+                continue
+            value = self.eval(v.value)
+            if v.conversion in (ord("r"), ord("s"), ord("a")) and not isinstance(value, Scalar):
+                value = {"r": repr, "s": str, "a": ascii}[chr(v.conversion)](value)
+            spec = self.eval(v.format_spec) if v.format_spec is not None else ""
+            pieces.append((value, spec))
+        return device_fstring(pieces)
 
     def _eval_ListComp(self, node):
         if len(node.generators) != 1 or node.generators[0].ifs:

@@ -59,13 +59,14 @@ class DiagnosticRecord:
 
 
 def entry_files(input_ir: str, target: Target, opt_level: int,
-                with_passes: bool) -> dict[str, bytes]:
+                with_passes: bool, line_info: bool = False) -> dict[str, bytes]:
     """Lowers tile IR (text, with locations) and returns a cache entry's files by name."""
     with make_context():
         module = ir.Module.parse(input_ir)
         with tempfile.TemporaryDirectory() as passes:
             exe = Executable.compile(module, target, opt_level,
-                                     dump_dir=passes if with_passes else None)
+                                     dump_dir=passes if with_passes else None,
+                                     line_info=line_info)
             files = {"signatures.json": json.dumps(
                          [dataclasses.asdict(s) for s in exe.signatures.values()]).encode(),
                      "input.mlir": input_ir.encode()}
@@ -77,11 +78,12 @@ def entry_files(input_ir: str, target: Target, opt_level: int,
     return files
 
 
-def lower(input_ir: str, target: Target, opt_level: int, with_passes: bool) -> dict[str, bytes]:
+def lower(input_ir: str, target: Target, opt_level: int, with_passes: bool,
+          line_info: bool = False) -> dict[str, bytes]:
     """entry_files(...) in the worker (or here, with TILEMLIR_COMPILE_IN_PROCESS=1)."""
     if os.environ.get("TILEMLIR_COMPILE_IN_PROCESS", "") not in ("", "0"):
-        return entry_files(input_ir, target, opt_level, with_passes)
-    return _worker.call((input_ir, target, opt_level, with_passes,
+        return entry_files(input_ir, target, opt_level, with_passes, line_info)
+    return _worker.call((input_ir, target, opt_level, with_passes, line_info,
                          {k: v for k, v in os.environ.items() if k.startswith("TILEMLIR_")}))
 
 
@@ -186,7 +188,7 @@ def main() -> None:
         request = _receive(requests)
         if request is None:
             return
-        input_ir, target, opt_level, with_passes, env = request
+        input_ir, target, opt_level, with_passes, line_info, env = request
         for k in set(base_env) | set(env):    # the caller's TILEMLIR_* settings of this call
             if k in env:
                 os.environ[k] = env[k]
@@ -194,7 +196,7 @@ def main() -> None:
                 os.environ.pop(k, None)
         base_env = env
         try:
-            answer = ("ok", entry_files(input_ir, target, opt_level, with_passes), "")
+            answer = ("ok", entry_files(input_ir, target, opt_level, with_passes, line_info), "")
         except ir.MLIRError as error:       # its DiagnosticInfos live in this process only
             answer = ("mlir-error", (error.message, [DiagnosticRecord.of(d) for d in
                                                      error.error_diagnostics]),

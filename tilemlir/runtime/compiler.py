@@ -62,6 +62,9 @@ MANIFEST = "manifest.json"
 # Waiting longer than this for another process's compile of the same kernel means that process
 # is stuck: compile without the cache rather than hang.
 LOCK_TIMEOUT_S = 600
+# Line info costs nothing at run time (the SASS is the same, the line table is a cubin section
+# the GPU never reads) and makes ncu's source view work without a rebuild.
+LINE_INFO_DEFAULT = True
 TEXT_MEMORY_SIZE = 64       # tile-IR texts whose kernels stay in memory (least recent dropped)
 
 
@@ -312,8 +315,8 @@ def replace_file(path: Path, data: bytes) -> None:
 # ---------------------------------------------------------------- in-memory cache
 
 _by_function: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-# ^ kernel function -> {(target, opt_level): (captured objects, Kernel)}
-_by_text: OrderedDict = OrderedDict()       # (tile-IR text, target, opt_level) -> Kernel
+# ^ kernel function -> {(target, opt_level, line_info): (captured objects, Kernel)}
+_by_text: OrderedDict = OrderedDict()       # (tile-IR text, target, options) -> Kernel
 _memory_lock = threading.Lock()
 
 
@@ -381,15 +384,20 @@ class CompileInfo:
     memory_hit: bool = False    # the in-memory cache answered
 
 
-def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kernel:
+def compile(kernel, target=None, opt_level: int = 3, cache: bool = True,
+            line_info: bool = LINE_INFO_DEFAULT) -> Kernel:
     """Compiles `kernel` (a @T.kernel function, tile-IR text, or an ir.Module) for `target`
     (a chip name such as "sm_90a"; default: the GPU's, else sm_90a) and returns the Kernel.
     `kernel.compile_info` says which cache answered, if any, and how long it took. A repeat
     compile in the same process returns the same Kernel, its compile_info updated.
-    `cache=False` skips both caches."""
+    `cache=False` skips both caches. `line_info`: the PTX maps each instruction to its
+    kernel's Python line (`.file` / `.loc`), for ncu's source view; the SASS is the same."""
     start = time.perf_counter()
+    if not isinstance(line_info, bool):
+        raise TypeError(f"line_info must be True or False, got {line_info!r}")
     wanted = dump_request()
-    memory_key = _memory_key(kernel, (target, opt_level)) if cache and not wanted else None
+    memory_key = _memory_key(kernel, (target, opt_level, line_info)) \
+        if cache and not wanted else None
     if memory_key is not None:
         found = _remembered(memory_key)
         if found is not None:
@@ -398,14 +406,16 @@ def compile(kernel, target=None, opt_level: int = 3, cache: bool = True) -> Kern
             return found
     resolved = resolve_target(target)
     module, name = _tile_module(kernel)
-    text = module.operation.get_asm()
+    # With line info the PTX names the source lines, so the locations are part of the key.
+    text = module.operation.get_asm(enable_debug_info=line_info)
     key = hashlib.sha256("\n".join([text, resolved.chip, str(resolved.ptx), f"O{opt_level}",
+                                    f"line_info={line_info}",
                                     tool_versions()]).encode()).hexdigest()
 
     def build() -> tuple[Executable, dict[str, bytes]]:
         # Lowered in the compiler process (compile_worker), as files of a cache entry.
         files = lower(module.operation.get_asm(enable_debug_info=True), resolved, opt_level,
-                      "ir" in wanted)
+                      "ir" in wanted, line_info)
         return _executable(files, resolved), files
 
     if cache:

@@ -42,10 +42,11 @@ class Executable:
 
     @staticmethod
     def compile(module: ir.Module, target: Target, opt_level: int = 3,
-                dump_dir: str | None = None) -> "Executable":
-        """Lowers a tile module to PTX (in place)."""
+                dump_dir: str | None = None, line_info: bool = False) -> "Executable":
+        """Lowers a tile module to PTX (in place); `line_info`: .file/.loc directives for the
+        ops' source lines."""
         signatures = {s.name: s for s in kernels(module)}
-        lower_to_ptx(module, target, opt_level, dump_dir)
+        lower_to_ptx(module, target, opt_level, dump_dir, line_info)
         with_tensor_maps(signatures, module)
         return Executable(target, signatures, extract_ptx(module))
 

@@ -171,6 +171,20 @@ def write_atomically(path: str, text: str) -> None:
         raise UsageError(f"cannot write {path}: {err.strerror}") from None
 
 
+def _name_source(module, filename: str) -> None:
+    """Ops parsed from a string are located in file "-": name the input file instead, as
+    mlir-opt does, so that line info (tile-to-ptx{line-info=true}: `.file`) points at it."""
+    from mlir import ir
+
+    def visit(op):
+        loc = op.location
+        if loc.is_a_file() and loc.filename == "-":
+            op.location = ir.Location.file(filename, loc.start_line, loc.start_col)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+
+
 def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     """(printed output or None, diagnostics) for one chunk."""
     from mlir import ir
@@ -192,6 +206,8 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
                 for d in err.error_diagnostics:
                     produced.extend(diagnostics.from_mlir(d))
                 return None, produced
+            if args.filename != "<stdin>":
+                _name_source(module, os.path.abspath(args.filename))
             if args.pass_pipeline:
                 pm = build_pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
                 try:
