@@ -24,7 +24,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from tilemlir.kernels.norms import rms_norm, softmax  # noqa: E402
+from tilemlir.kernels.norms import PER_THREAD, rms_norm, softmax  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
 DEFAULT_SHAPES = ["4096x4096", "8192x8192", "4096x16384", "16384x8192", "1000x8192"]
@@ -39,17 +39,17 @@ def reference(op, x, w):
     return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + EPS) * w.double()
 
 
-def run_case(op, M, N, dtype, fast, rep_ms) -> dict:
+def run_case(op, M, N, dtype, fast, rep_ms, per_thread=PER_THREAD) -> dict:
     t = TORCH_DTYPES[dtype]
     x = torch.randn(M, N, device="cuda").to(t)
     w = (torch.rand(N, device="cuda") + 0.5).to(t)
     y = torch.full_like(x, float("nan"))
     if op == "softmax":
-        kernel = tilemlir.compile(softmax(M, N, dtype, fast=fast))
+        kernel = tilemlir.compile(softmax(M, N, dtype, fast=fast, per_thread=per_thread))
         ours = lambda: kernel(x, y)                                       # noqa: E731
         peer = lambda: torch.softmax(x, dim=-1)                           # noqa: E731
     else:
-        kernel = tilemlir.compile(rms_norm(M, N, dtype, eps=EPS))
+        kernel = tilemlir.compile(rms_norm(M, N, dtype, eps=EPS, per_thread=per_thread))
         ours = lambda: kernel(x, w, y)                                    # noqa: E731
         peer = lambda: torch.nn.functional.rms_norm(x, (N,), w, EPS)      # noqa: E731
     ours()
@@ -63,7 +63,9 @@ def run_case(op, M, N, dtype, fast, rep_ms) -> dict:
     times = {name: do_bench(fn, rep_ms=rep_ms) for name, fn in
              (("tilemlir", ours), ("torch", peer), ("copy", copy))}
     gbps = {name: nbytes / (ms * 1e-3) / 1e9 for name, ms in times.items()}
-    return dict(op=op + (" (fast exp)" if fast and op == "softmax" else ""), shape=f"{M}x{N}",
+    label = op + (" (fast exp)" if fast and op == "softmax" else "") + \
+        (f" ({per_thread} per thread)" if per_thread != PER_THREAD else "")
+    return dict(op=label, shape=f"{M}x{N}",
                 dtype=dtype, err=err, ms=times, gbps=gbps,
                 of_copy=gbps["tilemlir"] / gbps["copy"], vs_torch=times["torch"] / times["tilemlir"])
 
@@ -101,6 +103,9 @@ def main() -> None:
     p.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), type=lambda s: s.split(","))
     p.add_argument("--dtypes", default="float16,bfloat16", type=lambda s: s.split(","))
     p.add_argument("--fast-exp", action="store_true", help="softmax with ex2.approx.ftz")
+    p.add_argument("--per-thread", default=str(PER_THREAD),
+                   type=lambda s: [int(v) for v in s.split(",")],
+                   help="elements per thread (the CTA's width follows), e.g. 32,64")
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
@@ -109,11 +114,12 @@ def main() -> None:
         for shape in args.shapes:
             M, N = (int(v) for v in shape.lower().split("x"))
             for dtype in args.dtypes:
-                row = run_case(op, M, N, dtype, args.fast_exp, args.rep_ms)
-                rows.append(row)
-                print(f"{row['op']:>22} {row['shape']:>11} {dtype:>8}: "
-                      f"{row['gbps']['tilemlir']:6.0f} GB/s ({row['of_copy']:.0%} of copy), "
-                      f"{row['vs_torch']:.2f}x torch", flush=True)
+                for per_thread in args.per_thread:
+                    row = run_case(op, M, N, dtype, args.fast_exp, args.rep_ms, per_thread)
+                    rows.append(row)
+                    print(f"{row['op']:>22} {row['shape']:>11} {dtype:>8}: "
+                          f"{row['gbps']['tilemlir']:6.0f} GB/s ({row['of_copy']:.0%} of copy), "
+                          f"{row['vs_torch']:.2f}x torch", flush=True)
     text = markdown(environment(), rows)
     print(text)
     if args.out:

@@ -19,12 +19,15 @@ VECTOR = 8                  # elements per 16-byte access (fp16 / bf16)
 PER_THREAD = 32             # elements each thread keeps (4 accesses): enough bytes in flight
 
 
-def row_tiling(N: int) -> tuple[int, int]:
-    """(warps per CTA, 16-byte chunks per thread) for rows of N elements."""
+def row_tiling(N: int, per_thread: int = PER_THREAD) -> tuple[int, int]:
+    """(warps per CTA, 16-byte chunks per thread) for rows of N elements, about `per_thread`
+    elements a thread."""
     if N % (VECTOR * 32):
         raise ValueError(f"N={N}: rows must be a multiple of {VECTOR * 32} elements "
                          f"({VECTOR} per 16-byte load x 32 lanes)")
-    warps = max(1, min(32, N // (PER_THREAD * 32)))
+    if per_thread not in (8, 16, 32, 64, 128):
+        raise ValueError(f"per_thread={per_thread!r} must be 8, 16, 32, 64 or 128")
+    warps = max(1, min(32, N // (per_thread * 32)))
     while N % (VECTOR * 32 * warps):
         warps -= 1
     return warps, N // (VECTOR * 32 * warps)
@@ -48,10 +51,11 @@ def _check_dtype(dtype: str) -> None:
         raise ValueError(f"dtype must be 'float16' or 'bfloat16', got {dtype!r}")
 
 
-def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False):
+def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False,
+            per_thread: int = PER_THREAD):
     """Softmax over the last axis of an M x N tensor; fast=True uses ex2.approx.ftz for exp."""
     _check_dtype(dtype)
-    warps, chunks = row_tiling(N)
+    warps, chunks = row_tiling(N, per_thread)
     layout = row_layout(N, warps, chunks)
 
     @T.prim_func
@@ -80,10 +84,11 @@ def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False):
     return softmax
 
 
-def rms_norm(M: int, N: int, dtype: str = "float16", eps: float = 1e-6):
+def rms_norm(M: int, N: int, dtype: str = "float16", eps: float = 1e-6,
+             per_thread: int = PER_THREAD):
     """torch.nn.functional.rms_norm(X, (N,), weight, eps) over the last axis, f32 math."""
     _check_dtype(dtype)
-    warps, chunks = row_tiling(N)
+    warps, chunks = row_tiling(N, per_thread)
     layout = row_layout(N, warps, chunks)
     w_layout = row_layout(N, warps, chunks, rows=False)
 
