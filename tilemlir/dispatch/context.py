@@ -15,6 +15,7 @@ from tilemlir.target import Target
 # Operand names of each dispatched op in IR order (optional operands last), from the IRDL file.
 OPERANDS = {spec.name: spec.operands for spec in DISPATCHED}
 DISPATCHED_OPS = tuple(spec.full_name for spec in DISPATCHED)
+_OPERAND_INDEX = {op: {n: i for i, n in enumerate(names)} for op, names in OPERANDS.items()}
 
 
 @dataclass
@@ -22,15 +23,22 @@ class DispatchContext:
     op: ir.Operation
     target: Target
 
-    @property
+    @functools.cached_property
     def primitive(self) -> str:
         return self.op.name.removeprefix("tile.")
 
     # ------------------------------------------------------------------ operands and attributes
+    @functools.cached_property
+    def _operands(self) -> list[ir.Value]:
+        # read once: predicates and lowerings ask for operands by name many times per op
+        return list(self.op.operands)
+
     def operand(self, name: str) -> ir.Value | None:
-        names = OPERANDS[self.primitive]
-        i = names.index(name)
-        ops = self.op.operands
+        i = _OPERAND_INDEX[self.primitive].get(name)
+        if i is None:
+            raise ValueError(f"'{self.op.name}' has no operand '{name}'; its operands are "
+                             f"{', '.join(OPERANDS[self.primitive]) or 'none'}")
+        ops = self._operands
         return ops[i] if i < len(ops) else None
 
     def buffer(self, name: str) -> BufferType:

@@ -6,6 +6,12 @@ that variant). For each variant every predicate is evaluated, so a rejection lis
 reasons; a variant whose predicates hold may still reject from its analysis. The first variant
 that accepts builds the replacement. If none does, one error diagnostic at the op's location
 lists every variant tried with its priority and reasons, and the pass fails.
+
+Ops of one signature (tilemlir/dispatch/memo.py: op, attributes, operand types and provenance,
+value-analysis facts, enclosing branches) are decided once: the second op of a signature keeps
+its replacement as a template, later ones get a copy of it with their own values and location,
+and a rejection's diagnostic is repeated at each op. The IR is the same as dispatching every op
+on its own (`replay=False`), only built faster on big, repetitive kernels.
 """
 
 from __future__ import annotations
@@ -15,6 +21,7 @@ import os
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
+from tilemlir.dispatch import memo
 from tilemlir.dispatch.context import DISPATCHED_OPS, DispatchContext
 from tilemlir.dispatch.registry import Reject, Variant, variants_for
 from tilemlir.layout import LayoutError
@@ -82,28 +89,93 @@ def choose_variant(ctx: DispatchContext):
     raise DispatchFailure(_format_failure(ctx.op.name, ctx.target, tried))
 
 
-def _dispatch_one(op, rewriter, target: Target, failures: list) -> None:
-    operation = op.operation
-    ctx = DispatchContext(operation, target)
-    try:
-        variant, emit = choose_variant(ctx)
-    except DispatchFailure as failure:
-        failures.append((operation.location, str(failure)))
-        return True  # no match: leave the op for the diagnostic
-    except Exception as err:  # a bug in a variant: say where, keep the user's process alive
-        if os.environ.get("TILEMLIR_DEBUG"):
-            raise
-        failures.append((operation.location,
-                         f"internal error while dispatching '{operation.name}': "
-                         f"{type(err).__name__}: {err}"))
-        return True
-    with rewriter.ip, operation.location:
-        results = emit()
-    if isinstance(results, (list, tuple)):
-        rewriter.replace_op(operation, list(results))
-    else:
-        rewriter.erase_op(operation)
-    return None
+_ON_ITS_OWN = object()  # a signature whose replacement cannot be replayed
+
+
+class _Dispatcher:
+    """Dispatches the ops of one run; ops of one signature (memo.Signature) share the decision
+    and, where it can be replayed, the replacement IR (memo.Template)."""
+
+    def __init__(self, target: Target, failures: list, replay: bool = True):
+        self.target = target
+        self.replay = replay
+        self.failures = failures
+        self.describer = memo.Describer()
+        # signature key -> Template, _ON_ITS_OWN (not replayable), or None: seen once (a
+        # template is made at the second op of a signature, so one-off ops do not pay for it)
+        self.decided: dict = {}
+        self.failed: dict = {}        # (signature key, enclosing ops) -> the diagnostic
+        self.templates: list = []
+
+    def forget(self) -> None:
+        """Drops everything keyed by values: an op with results was replaced, so values are
+        gone and their storage may be reused by new ones."""
+        self.describer.forget()
+        self.decided.clear()
+        self.failed.clear()
+
+    def close(self) -> None:
+        for template in self.templates:
+            template.holder.erase()
+        self.templates.clear()
+
+    def __call__(self, op, rewriter) -> None:
+        operation = op.operation
+        try:
+            sig = memo.Signature(operation, self.describer) if self.replay else None
+        except Exception:  # a value the analysis cannot read: dispatch this op on its own
+            sig = None
+        if sig is not None and (sig.key, sig.places) in self.failed:
+            self.failures.append((operation.location, self.failed[sig.key, sig.places]))
+            return True
+        known = self.decided.get(sig.key, False) if sig is not None else False
+        if isinstance(known, memo.Template):
+            known.instantiate(operation, sig.leaves)
+            rewriter.erase_op(operation)
+            return None
+        return self._dispatch(operation, rewriter, sig, seen=known is None)
+
+    def _dispatch(self, operation, rewriter, sig, seen: bool):
+        ctx = DispatchContext(operation, self.target)
+        try:
+            variant, emit = choose_variant(ctx)
+        except DispatchFailure as failure:
+            self.failures.append((operation.location, str(failure)))
+            if sig is not None:
+                # the diagnostic names enclosing branches: shared by ops in the same places
+                self.failed[sig.key, sig.places] = str(failure)
+            return True  # no match: leave the op for the diagnostic
+        except Exception as err:  # a bug in a variant: say where, keep the user's process alive
+            if os.environ.get("TILEMLIR_DEBUG"):
+                raise
+            self.failures.append((operation.location,
+                                  f"internal error while dispatching '{operation.name}': "
+                                  f"{type(err).__name__}: {err}"))
+            return True
+        # The replacement is built in a scratch block, then moved before the op; without
+        # results it is kept as the template of the op's signature where it can be replayed.
+        replayable = sig is not None and not len(operation.results) and seen
+        before = memo.function_state(operation) if replayable else None
+        holder, block = memo.new_holder([v.type for v in sig.leaves] if sig else [],
+                                        operation.location)
+        with ir.InsertionPoint(block), operation.location:
+            results = emit()
+        if replayable:
+            template = memo.make_template(holder, sig.leaves, operation, before)
+            if template is not None:
+                self.templates.append(template)
+            self.decided[sig.key] = template or _ON_ITS_OWN
+        elif sig is not None:
+            self.decided.setdefault(sig.key, None)
+        for inner in list(block.operations):
+            inner.operation.move_before(operation)
+        holder.erase()
+        if isinstance(results, (list, tuple)):
+            rewriter.replace_op(operation, list(results))
+            self.forget()
+        else:
+            rewriter.erase_op(operation)
+        return None
 
 
 def verify_buffers(module: ir.Operation) -> list[tuple[ir.Location, str]]:
@@ -126,15 +198,22 @@ def verify_buffers(module: ir.Operation) -> list[tuple[ir.Location, str]]:
     return problems
 
 
-def run_dispatch(module: ir.Operation, target: Target) -> list[tuple[ir.Location, str]]:
+def run_dispatch(module: ir.Operation, target: Target,
+                 replay: bool = True) -> list[tuple[ir.Location, str]]:
     """Dispatches every tile primitive under `module`; returns the failures (location, message).
-    Buffer types are checked first: with a malformed one nothing is dispatched."""
+    Buffer types are checked first: with a malformed one nothing is dispatched. `replay=False`
+    dispatches every op on its own (no shared decisions or templates: the reference the tests
+    compare replaying with)."""
     failures: list = verify_buffers(module)
     if failures:
         return failures
     with module.context:
+        dispatcher = _Dispatcher(target, failures, replay)
         patterns = RewritePatternSet()
         for name in DISPATCHED_OPS:
-            patterns.add(name, lambda op, rw: _dispatch_one(op, rw, target, failures))
-        walk_and_apply_patterns(module, patterns.freeze())
+            patterns.add(name, dispatcher)
+        try:
+            walk_and_apply_patterns(module, patterns.freeze())
+        finally:
+            dispatcher.close()
     return failures

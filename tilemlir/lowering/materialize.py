@@ -54,24 +54,41 @@ def _enclosing_gpu_module(op: ir.Operation):
     return parent
 
 
-def _alloca_point(block: ir.Block) -> ir.InsertionPoint:
-    """After the leading allocas of `block`, so that allocas keep program order."""
-    for op in block.operations:
-        if op.operation.name not in ("llvm.alloca", "arith.constant"):
-            return ir.InsertionPoint(op)
-    return ir.InsertionPoint(block)
+class _AllocaPoints:
+    """Where the next alloca of an entry block goes: after the block's leading allocas (and
+    their constants), so that allocas keep program order. The first op past them (the anchor)
+    is found once per block, not once per alloca (a kernel with thousands of register buffers
+    would be quadratic); `touch` forgets it when IR is built right before it or it is erased."""
+
+    def __init__(self):
+        self._anchors: dict = {}      # block -> first op that is no alloca or constant (None: end)
+
+    def at(self, block: ir.Block) -> ir.InsertionPoint:
+        if block not in self._anchors:
+            self._anchors[block] = next(
+                (op.operation for op in block.operations
+                 if op.operation.name not in ("llvm.alloca", "arith.constant")), None)
+        anchor = self._anchors[block]
+        return ir.InsertionPoint(block) if anchor is None else ir.InsertionPoint(anchor)
+
+    def touch(self, op: ir.Operation) -> None:
+        """`op` is about to get ops built before it, or to be erased."""
+        for block, anchor in list(self._anchors.items()):
+            if anchor is not None and anchor == op:
+                del self._anchors[block]
 
 
-def _make_storage(root: ir.Operation) -> ir.Value:
+def _make_storage(root: ir.Operation, points: _AllocaPoints) -> ir.Value:
     buf = parse_buffer_type(root.results[0].type)
     name = root.name
     if name == "tile.tmem":
         return root.operands[0]
     if name == "tile.alloc_local":
-        with _alloca_point(_entry_block(root)), root.location:
+        with points.at(_entry_block(root)), root.location:
             count = emit.const(1, emit.i64())
             array = ir.Type.parse(f"!llvm.array<{max(buf.layout.span('m'), 1)} x {buf.elem}>")
             return llvm.alloca(emit.ptr(), count, array)
+    points.touch(root)
     with ir.InsertionPoint(root), root.location:
         if name == "tile.global":
             return llvm.addrspacecast(emit.ptr(1), root.operands[0])
@@ -122,14 +139,16 @@ def run_materialize(module: ir.Operation) -> list[tuple[ir.Location, str]]:
         ops = _collect(module)
         problems = []
         roots: dict = {}
+        points = _AllocaPoints()
 
         def storage_of(root_value: ir.Value) -> ir.Value:
             key = root_value.owner
             if key not in roots:
-                roots[key] = _make_storage(key)
+                roots[key] = _make_storage(key, points)
             return roots[key]
 
         for op in ops["tile.addr"]:
+            points.touch(op)
             with ir.InsertionPoint(op), op.location:
                 ref = windows.resolve(op.operands[0])
                 coord = [emit.to_index(v) for v in list(op.operands)[1:]]
@@ -145,6 +164,7 @@ def run_materialize(module: ir.Operation) -> list[tuple[ir.Location, str]]:
                                               "tile.alloc_shared, tile.alloc_local or tile.tmem)"))
                 continue
             op.results[0].replace_all_uses_with(storage_of(root))
+            points.touch(op)
             op.erase()
         for op in reversed(ops["buffer"]):
             users = [u.owner for u in op.results[0].uses]

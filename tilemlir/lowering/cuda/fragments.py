@@ -71,7 +71,25 @@ def slot_table(buf: BufferType, threads: int) -> np.ndarray:
     """(threads, slots) array: the flat (row-major) index of the element thread t keeps in
     register slot s, -1 where it keeps none. Threads are numbered lane + 32 * warp; an axis the
     layout does not name gives every thread along it the same elements. Raises LayoutError when
-    a thread would keep two elements in one slot."""
+    a thread would keep two elements in one slot. Cached per (buffer type, threads), like
+    thread_map: the array is read-only, as it is shared."""
+    table, error = _slot_table(buf, threads)
+    if error is not None:
+        raise LayoutError(error)
+    return table
+
+
+@functools.lru_cache(maxsize=1024)
+def _slot_table(buf: BufferType, threads: int) -> tuple[np.ndarray | None, str | None]:
+    try:
+        table = _build_slot_table(buf, threads)
+    except LayoutError as err:
+        return None, str(err)
+    table.flags.writeable = False
+    return table, None
+
+
+def _build_slot_table(buf: BufferType, threads: int) -> np.ndarray:
     tm = thread_map(buf)
     flat = np.arange(buf.size, dtype=np.int64)
     lane, warp, slot = tm.lane.reshape(-1), tm.warp.reshape(-1), tm.slot.reshape(-1)
