@@ -8,7 +8,7 @@ that accepts builds the replacement. If none does, one error diagnostic at the o
 lists every variant tried with its priority and reasons, and the pass fails.
 
 Ops of one signature (tilemlir/dispatch/memo.py: op, attributes, operand types and provenance,
-value-analysis facts, enclosing branches) are decided once: the second op of a signature keeps
+value-analysis facts, enclosing branches) are decided once: the first op of a signature keeps
 its replacement as a template, later ones get a copy of it with their own values and location,
 and a rejection's diagnostic is repeated at each op. The IR is the same as dispatching every op
 on its own (`replay=False`), only built faster on big, repetitive kernels.
@@ -101,8 +101,7 @@ class _Dispatcher:
         self.replay = replay
         self.failures = failures
         self.describer = memo.Describer()
-        # signature key -> Template, _ON_ITS_OWN (not replayable), or None: seen once (a
-        # template is made at the second op of a signature, so one-off ops do not pay for it)
+        # signature key -> its Template, or _ON_ITS_OWN (not replayable)
         self.decided: dict = {}
         self.failed: dict = {}        # (signature key, enclosing ops) -> the diagnostic
         self.templates: list = []
@@ -124,18 +123,22 @@ class _Dispatcher:
         try:
             sig = memo.Signature(operation, self.describer) if self.replay else None
         except Exception:  # a value the analysis cannot read: dispatch this op on its own
+            if os.environ.get("TILEMLIR_DEBUG"):
+                raise
             sig = None
         if sig is not None and (sig.key, sig.places) in self.failed:
             self.failures.append((operation.location, self.failed[sig.key, sig.places]))
             return True
-        known = self.decided.get(sig.key, False) if sig is not None else False
+        known = self.decided.get(sig.key) if sig is not None else None
         if isinstance(known, memo.Template):
             known.instantiate(operation, sig.leaves)
             rewriter.erase_op(operation)
             return None
-        return self._dispatch(operation, rewriter, sig, seen=known is None)
+        return self._dispatch(operation, rewriter, sig if known is None else None)
 
-    def _dispatch(self, operation, rewriter, sig, seen: bool):
+    def _dispatch(self, operation, rewriter, sig):
+        """Dispatches the op on its own; with its signature `sig`, keeps its replacement as the
+        signature's template (or records that it cannot be replayed)."""
         ctx = DispatchContext(operation, self.target)
         try:
             variant, emit = choose_variant(ctx)
@@ -154,7 +157,7 @@ class _Dispatcher:
             return True
         # The replacement is built in a scratch block, then moved before the op; without
         # results it is kept as the template of the op's signature where it can be replayed.
-        replayable = sig is not None and not len(operation.results) and seen
+        replayable = sig is not None and not len(operation.results)
         before = memo.function_state(operation) if replayable else None
         holder, block = memo.new_holder([v.type for v in sig.leaves] if sig else [],
                                         operation.location)
@@ -165,8 +168,6 @@ class _Dispatcher:
             if template is not None:
                 self.templates.append(template)
             self.decided[sig.key] = template or _ON_ITS_OWN
-        elif sig is not None:
-            self.decided.setdefault(sig.key, None)
         for inner in list(block.operations):
             inner.operation.move_before(operation)
         holder.erase()
@@ -182,16 +183,23 @@ def verify_buffers(module: ir.Operation) -> list[tuple[ir.Location, str]]:
     """Every !tile.buf an op defines has a readable layout of the buffer's size."""
     from tilemlir.ir.types import is_buffer_type, parse_buffer_type
     problems = []
+    checked: dict = {}               # type -> its problem (None: fine); kernels reuse few types
+
+    def problem(t: ir.Type) -> str | None:
+        if t not in checked:
+            checked[t] = None
+            try:
+                buf = parse_buffer_type(t)
+                buf.layout.checked_shape(buf.shape)
+            except (LayoutError, ValueError) as err:
+                checked[t] = f"invalid tile buffer type: {err}"
+        return checked[t]
 
     def visit(op):
         for result in op.results:
-            if not is_buffer_type(result.type):
-                continue
-            try:
-                buf = parse_buffer_type(result.type)
-                buf.layout.checked_shape(buf.shape)
-            except (LayoutError, ValueError) as err:
-                problems.append((op.location, f"invalid tile buffer type: {err}"))
+            t = result.type
+            if is_buffer_type(t) and problem(t):
+                problems.append((op.location, checked[t]))
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)

@@ -53,10 +53,40 @@ class Describer:
     def __init__(self):
         self._analyses: dict = {}
         self._described: dict = {}
+        self._scalars: dict = {}
+        self._blocks: dict = {}
 
     def forget(self) -> None:
         self._analyses.clear()
         self._described.clear()
+        self._scalars.clear()
+        self._blocks.clear()
+
+    def where(self, block: ir.Block) -> tuple[tuple, tuple, object]:
+        """(the ancestors part of a signature, the enclosing ops, the function) of the ops of
+        `block` (dispatch only visits ops of blocks that were there before it started)."""
+        known = self._blocks.get(block)
+        if known is not None:
+            return known
+        path = []
+        func = None
+        child, parent = block, block.owner
+        while parent is not None:
+            parent = parent.operation
+            region = child.region
+            index = next(i for i, r in enumerate(parent.regions) if r == region)
+            path.append((parent, index))
+            if parent.name in _FUNCTION_OPS:
+                func = parent
+                break
+            child, parent = parent.block, parent.parent
+        # Of the enclosing ops dispatch reads the scf.if conditions (which threads reach the
+        # op) and the function (its launch shape): a branch counts by its condition, any other
+        # op as itself.
+        ancestors = tuple((p.name, index, self.scalar(p.operands[0], func))
+                          if p.name == "scf.if" else (p, index) for p, index in path)
+        found = self._blocks[block] = (ancestors, tuple(p for p, _ in path), func)
+        return found
 
     def describe(self, v: ir.Value, func) -> tuple[tuple, tuple]:
         """(description, provenance values in the order the description reaches them)."""
@@ -80,6 +110,14 @@ class Describer:
         down to `depth` ops; below that the value itself (only that value matches)."""
         if depth == 0:
             return ("this", v)
+        if depth == SCALAR_DEPTH:
+            known = self._scalars.get(v)
+            if known is None:
+                known = self._scalars[v] = self._scalar(v, func, depth)
+            return known
+        return self._scalar(v, func, depth)
+
+    def _scalar(self, v: ir.Value, func, depth: int) -> tuple:
         owner = v.owner
         if isinstance(owner, ir.Block):
             parent = owner.owner
@@ -111,25 +149,9 @@ class Signature:
     __slots__ = ("key", "leaves", "places")
 
     def __init__(self, op: ir.Operation, describer: Describer):
-        path = []
-        func = None
-        child, parent = op, op.parent
-        while parent is not None:
-            region = child.block.region
-            index = next(i for i, r in enumerate(parent.regions) if r == region)
-            path.append((parent, index))
-            if parent.name in _FUNCTION_OPS:
-                func = parent
-                break
-            child, parent = parent, parent.parent
-        # Of the enclosing ops dispatch reads the scf.if conditions (which threads reach the
-        # op) and the function (its launch shape): a branch counts by its condition, any other
-        # op as itself.
-        ancestors = tuple((p.name, index, describer.scalar(p.operands[0], func))
-                          if p.name == "scf.if" else (p, index) for p, index in path)
+        ancestors, self.places, func = describer.where(op.block)
         parts = [describer.describe(v, func) for v in op.operands]
         self.leaves = [leaf for _, leaves in parts for leaf in leaves]
-        self.places = tuple(p for p, _ in path)
         # which provenance values are one value (gemm's C and D, one root behind two windows)
         first: dict = {}
         same = tuple(first.setdefault(v, i) for i, v in enumerate(self.leaves))
@@ -159,14 +181,12 @@ class Template:
             o.location = location
             return ir.WalkResult.ADVANCE
 
-        for inner, nested in zip(block.operations, self.nested):
-            inner = inner.operation
+        for inner, nested in zip(list(block.operations), self.nested):
             if nested:
-                inner.walk(relocate)
+                inner.operation.walk(relocate)
             else:
                 inner.location = location
-        for inner in list(block.operations):
-            inner.operation.move_before(op)
+            inner.move_before(op)
         copy.erase()
 
 

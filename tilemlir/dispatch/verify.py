@@ -9,6 +9,8 @@ reports them all and dispatches nothing in that gpu.module.
 
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 
 from tilemlir.ir.dialect import DYNAMIC_OFFSET
@@ -38,6 +40,13 @@ MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)
 MAX_SWIZZLE_BITS = 24                   # far beyond the 128-byte swizzles the hardware knows
 
 
+@functools.lru_cache(maxsize=4096)
+def _text(type_: ir.Type) -> str:
+    """A type's printed form, printed once per (uniqued) type: printing a !tile.buf with its
+    layout is most of the cost of checking a big kernel's buffers."""
+    return str(type_)
+
+
 class _Problems(list):
     def add(self, op: ir.Operation, message: str) -> None:
         self.append((op.location, message))
@@ -45,7 +54,7 @@ class _Problems(list):
 
 def _buffer(value: ir.Value, what: str, op: ir.Operation, problems: _Problems):
     """The parsed buffer type of `value`, or None (with a problem) when it is unusable."""
-    problem = _buffer_type_problem(str(value.type), value.type)
+    problem = _buffer_type_problem(_text(value.type), value.type)
     if problem:
         problems.add(op, f"{what}: {problem}")
         return None
@@ -220,7 +229,7 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
     if not len(op.operands):
         return
     dst = op.operands[0]
-    text = str(dst.type)
+    text = _text(dst.type)
     if not is_buffer_type(dst.type) or _buffer_type_problem(text, dst.type):
         return
     if text not in _INJECTIVE:
@@ -237,7 +246,7 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
 
 def _check_root_scope(op: ir.Operation, problems: _Problems) -> None:
     result = op.results[0]
-    if not is_buffer_type(result.type) or _buffer_type_problem(str(result.type), result.type):
+    if not is_buffer_type(result.type) or _buffer_type_problem(_text(result.type), result.type):
         return
     scope = parse_buffer_type(result.type).scope
     if scope != ROOT_SCOPES[op.name]:
