@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from mlir import ir
 
-from tilemlir.dispatch import dispatcher
+from tilemlir.dispatch import dispatcher, memo
 from tilemlir.ir.context import make_context
 from tilemlir.lowering.materialize import run_materialize
-from tilemlir.target import Target
+from tilemlir.target import DEFAULT_CHIP, Target
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -47,11 +47,18 @@ def dispatched(text: str, chip: str, replay: bool, materialize: bool = False):
                 [(str(loc), message) for loc, message in failures])
 
 
-def test_replayed_ir_is_the_ir_of_each_op_on_its_own():
+def test_replayed_ir_is_the_ir_of_each_op_on_its_own(monkeypatch):
     # every step its own fragments and windows, every fourth under its own scf.if
     text = BENCH.mixed_text(6 * 24)
+    replays = []
+    instantiate = memo.Template.instantiate
+    monkeypatch.setattr(memo.Template, "instantiate",
+                        lambda self, op, leaves: replays.append(op) or instantiate(self, op, leaves))
     replayed, failures = dispatched(text, "sm_80", replay=True)
+    # 6 ops x 2 places (under a branch or not) are dispatched; the other 132 ops are replayed
+    assert len(replays) == 6 * 24 - 12
     alone, _ = dispatched(text, "sm_80", replay=False)
+    assert len(replays) == 6 * 24 - 12
     assert failures == []
     assert replayed == alone
     assert "tile.copy" not in replayed and replayed.count("nvvm.mma.sync") == 24
@@ -146,3 +153,37 @@ def test_dispatch_and_materialize_stay_linear(workload):
     text = BENCH.WORKLOADS[workload][0]
     small, large = _seconds(text(600)), _seconds(text(2400))
     assert large / small < 6.5, f"{workload}: 600 ops {small:.3f} s, 2400 ops {large:.3f} s"
+
+
+DISPATCH_TESTS = sorted((ROOT / "test" / "Dispatch").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", DISPATCH_TESTS, ids=[p.stem for p in DISPATCH_TESTS])
+def test_lit_inputs_with_every_primitive_repeated(path):
+    """Every one-line primitive of the Dispatch lit inputs three times over (so the second and
+    third copies are replayed): the same IR, locations and diagnostics as without replaying,
+    for every variant the tests reach (guards under scf.if, TMA maps, rejections ...)."""
+    text = path.read_text()
+    named = re.search(r"tile-dispatch\{chip=(\w+)", text)
+    chip = named.group(1) if named else DEFAULT_CHIP
+    replayed_any = False
+    for chunk in text.split("// -----"):
+        lines, statement = [], []
+        for line in chunk.splitlines():
+            if statement or re.match(r'\s*"tile\.\w+"\(', line):
+                statement.append(line)        # a primitive without results, maybe multi-line
+                if re.search(r"->\s*\(\)\s*$", line):
+                    lines += statement * 3
+                    statement = []
+                    replayed_any = True
+            else:
+                lines.append(line)
+        repeated = "\n".join(lines + statement)
+        try:
+            with make_context():
+                ir.Module.parse(repeated)
+        except ir.MLIRError:
+            continue                  # an input the parser rejects on purpose
+        assert dispatched(repeated, chip, replay=True) == \
+            dispatched(repeated, chip, replay=False)
+    assert replayed_any
