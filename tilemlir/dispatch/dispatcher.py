@@ -126,7 +126,7 @@ class _Dispatcher:
             if os.environ.get("TILEMLIR_DEBUG"):
                 raise
             sig = None
-        if sig is not None and (sig.key, sig.places) in self.failed:
+        if sig is not None and self.failed and (sig.key, sig.places) in self.failed:
             self.failures.append((operation.location, self.failed[sig.key, sig.places]))
             return True
         known = self.decided.get(sig.key) if sig is not None else None

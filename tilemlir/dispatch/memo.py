@@ -55,12 +55,18 @@ class Describer:
         self._described: dict = {}
         self._scalars: dict = {}
         self._blocks: dict = {}
+        self._ids: dict = {}
 
     def forget(self) -> None:
         self._analyses.clear()
         self._described.clear()
         self._scalars.clear()
         self._blocks.clear()
+        self._ids.clear()
+
+    def _intern(self, description: tuple) -> int:
+        """A number per distinct description: signatures hold numbers, cheap to hash."""
+        return self._ids.setdefault(description, len(self._ids))
 
     def where(self, block: ir.Block) -> tuple[tuple, tuple, object]:
         """(the ancestors part of a signature, the enclosing ops, the function) of the ops of
@@ -85,23 +91,25 @@ class Describer:
         # op as itself.
         ancestors = tuple((p.name, index, self.scalar(p.operands[0], func))
                           if p.name == "scf.if" else (p, index) for p, index in path)
-        found = self._blocks[block] = (ancestors, tuple(p for p, _ in path), func)
+        found = self._blocks[block] = (self._intern(ancestors), tuple(p for p, _ in path), func)
         return found
 
-    def describe(self, v: ir.Value, func) -> tuple[tuple, tuple]:
-        """(description, provenance values in the order the description reaches them)."""
+    def describe(self, v: ir.Value, func) -> tuple[int, tuple]:
+        """(the number of v's description, provenance values in the order the description
+        reaches them)."""
         known = self._described.get(v)
         if known is not None:
             return known
         owner = v.owner
         if not isinstance(owner, ir.Block) and owner.name.startswith("tile."):
-            index = next(i for i, r in enumerate(owner.results) if r == v)
+            results = owner.results
+            index = 0 if len(results) == 1 else next(i for i, r in enumerate(results) if r == v)
             parts = [self.describe(o, func) for o in owner.operands]
-            found = (("tile", owner.name, index, v.type, _attributes(owner),
-                      tuple(d for d, _ in parts)),
+            found = (self._intern(("tile", owner.name, index, v.type, _attributes(owner),
+                                   tuple(d for d, _ in parts))),
                      (v,) + tuple(leaf for _, leaves in parts for leaf in leaves))
         else:
-            found = (self.scalar(v, func), (v,))
+            found = (self._intern(self.scalar(v, func)), (v,))
         self._described[v] = found
         return found
 
