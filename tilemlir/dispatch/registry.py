@@ -9,6 +9,13 @@ it first analyses the op and either raises `Reject(reason)` or returns an *emitt
 zero-argument callable that builds the replacement at the op and returns a list of the values
 that replace the op's results (anything else: the op has no results and is erased). Only the emitter touches the IR.
 
+Dispatch decides ops of one signature once and replays the first one's replacement for the
+others (tilemlir/dispatch/memo.py), so predicates and `lower` may read the op's operands, their
+types and tile.slice / tile.view chains, attributes, the value analysis and the enclosing
+branches and function, not, say, the ops around it; an emitter builds at the insertion point.
+A replacement that reads values other than the op's operands and their chains, or changes the
+function (TMA adds a kernel parameter), is detected and simply not replayed.
+
     @register("gemm", name="mma_sync", priority=10, when=[operands_in_registers])
     def lower_mma_sync(ctx):
         plan = plan_tiles(ctx)            # may raise Reject("M=20 is not a multiple of 16")

@@ -212,9 +212,10 @@ def _check_buffer_values(op: ir.Operation, problems: _Problems) -> None:
     """Every !tile.buf a tile op defines, or takes from elsewhere (a block argument, a non-tile
     op): each bad type is reported where it enters the tile ops."""
     for i, value in enumerate(op.operands):
+        if not is_buffer_type(value.type):
+            continue
         owner = value.owner
-        from_tile_op = not isinstance(owner, ir.Block) and owner.name.startswith("tile.")
-        if is_buffer_type(value.type) and not from_tile_op:
+        if isinstance(owner, ir.Block) or not owner.name.startswith("tile."):
             _buffer(value, f"operand {i} of {op.name}", op, problems)
     for i, value in enumerate(op.results):
         if is_buffer_type(value.type):
