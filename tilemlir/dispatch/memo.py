@@ -17,13 +17,14 @@ The signature is conservative. It holds:
     argument, its owner and position) and its value-analysis facts (granularity, thread period,
     elected, known multiple, per-thread values); values that appear twice are marked as the
     same value;
-  - the op's ancestors up to its gpu.func: each ancestor op itself, which of its regions holds
-    the op (so the enclosing branches and the launch shape are those of the first op).
+  - the op's enclosing ops up to its function and which of their regions holds it: an scf.if
+    by its condition (described like a scalar operand: which threads reach the op), any other
+    op as itself (the function, so the launch shape, included).
 The values a template reads must all be among the operands' provenance values, which are
 mapped position by position; a replacement that reads anything else, changes the enclosing
 function (a TMA copy adds a kernel parameter) or places ops at another location is not kept as
-a template: every op of that signature is then dispatched on its own (its decision, a
-rejection, is still shared).
+a template, and every op of that signature is dispatched on its own. A rejection is repeated at
+the ops of its signature under the same enclosing ops (its diagnostic names their branches).
 """
 
 from __future__ import annotations
@@ -209,7 +210,7 @@ def make_template(built: ir.Operation, leaves: list[ir.Value], op: ir.Operation,
                   func_before) -> Template | None:
     """A template from `built` (a holder whose block holds op's replacement, reading op's real
     values), or None when the replacement cannot be replayed from the leaves alone."""
-    if func_before is not None and func_before != _function_state(op):
+    if func_before is not None and func_before != function_state(op):
         return None
     location = op.location
     holder = built.clone(ip=False)
@@ -263,7 +264,7 @@ def _closed(holder: ir.Operation, block: ir.Block) -> bool:
     return ok
 
 
-def _function_state(op: ir.Operation):
+def function_state(op: ir.Operation):
     """What a replacement must not change about op's function: its arguments and attributes."""
     parent = op.parent
     while parent is not None and parent.name not in _FUNCTION_OPS:
@@ -272,7 +273,3 @@ def _function_state(op: ir.Operation):
         return None
     entry = parent.regions[0].blocks[0]
     return len(entry.arguments), _attributes(parent)
-
-
-def function_state(op: ir.Operation):
-    return _function_state(op)
