@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: GPU tests, the demo, GEMM config sweep, benchmarks, a profile.
 #   bash bench/device_session.sh [steps...]
-#   steps: tests demo sweep gemm twins hopper streams sanitize overhead profile stalls
+#   steps: tests demo sweep gemm twins hopper frontdoor norms streams sanitize overhead profile
+#          source stalls compile
 # Logs and results land in $OUT (or ./device-out). Assumes the .devbundle is unpacked and
 # PYTHONPATH set (see ../shared/device/README.md). The GPU machine has no package registry:
 # tilemlir's pure-Python dependencies travel in .devbundle/pylibs, made once here with
@@ -23,6 +24,14 @@ for step in $steps; do
     gemm)    python3 bench/gemm.py --kernels "${GEMM:-mma_sync}" --out "$out/gemm-mma-sync.md" 2>&1 | tail -12 ;;
     hopper)  python3 bench/gemm.py --kernels "${HOPPER:-hgemm_v6,hgemm_v5}" --reps 20 --warmup-ms 150 --checks 1 \
                --out "$out/gemm-hopper.md" 2>&1 | tail -24 ;;
+    frontdoor) python3 bench/gemm.py --kernels hgemm --dtypes float16,bfloat16 --reps 20 --warmup-ms 150 \
+               --checks 1 --out "$out/gemm-sweep-front-door.md" 2>&1 | tail -24 ;;
+    norms)   python3 bench/norms.py ${NORMS:-} --out "$out/norms.md" 2>&1 | tail -24 ;;
+    compile) python3 bench/compile_time.py --runs 3 --out "$out/compile-time.md" 2>&1 | tail -20 ;;
+    source)  ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:gemm --section SourceCounters \
+               --import-source yes --page source --print-source cuda,sass \
+               python3 bench/profile_gemm.py "${PROFILE:-hgemm_v7}" 4096 > "$out/ncu-source.txt" 2>&1
+             grep -c "hgemm_hopper.py" "$out/ncu-source.txt"; head -c 2000 "$out/ncu-source.txt" | tail -c 800 ;;
     streams) python3 bench/stream_order.py --out "$out/stream-order.md" 2>&1 | tail -12 ;;
     sanitize) for tool in memcheck racecheck synccheck; do
                compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_hopper.py --small \
