@@ -55,3 +55,35 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A bias vector held by lane % 4 only (no replicas over the lanes of the other rows): the
+// accumulator's row 1 is in lane 4, which does not hold the bias.
+!Acc = !tile.buf<array<i64: 16, 8>, f32, "local", #tile.layout<"S[(2, 8, 4, 2):(2, 4@laneid, 1@laneid, 1)]">>
+!Bias = !tile.buf<array<i64: 8>, f32, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @bias_not_replicated() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %acc = "tile.alloc_local"() : () -> !Acc
+    %bias = "tile.alloc_local"() : () -> !Bias
+    // expected-error@+1 {{dst[1, 0] is held by lane 4 but rhs[0] by lane 0: elementwise math keeps every element in its thread}}
+    "tile.binary"(%acc, %acc, %bias) {fn = "add", scope = "warp"} : (!Acc, !Acc, !Bias) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// A replicated dst from an operand that is not replicated alike: the replicas would stay
+// unwritten.
+!Bias = !tile.buf<array<i64: 8>, f32, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]">>
+!One = !tile.buf<array<i64: 8>, f32, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @replicated_dst() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %bias = "tile.alloc_local"() : () -> !Bias
+    %one = "tile.alloc_local"() : () -> !One
+    // expected-error@+1 {{replicated_alike: dst (S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]) is replicated but LHS (S[(4, 2):(1@laneid, 1)]) is not replicated the same way}}
+    "tile.binary"(%bias, %one, %bias) {fn = "add", scope = "warp"} : (!Bias, !One, !Bias) -> ()
+    gpu.return
+  }
+}

@@ -93,3 +93,62 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// A bias row added to a warp's m16n8 f32 accumulator: the bias vector holds each column in the
+// lanes of the accumulator's column (1@laneid), replicated over the lanes of its rows
+// (R[8:4@laneid]), so each thread loads its 2 columns once and adds them to its 4 slots (rows
+// r and r + 8 reuse them) with no data leaving the thread. Loading a replicated vector: every
+// lane loads (no guard), its 2 columns from lane % 4.
+// CHECK-LABEL: gpu.func @bias_row_broadcast
+// CHECK-NOT: scf.if
+// CHECK: %[[B0:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK: %[[B1:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
+// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1>
+// CHECK: %[[X0:.*]] = llvm.load %[[ACC:.*]] : !llvm.ptr -> f32
+// CHECK: %[[C0:.*]] = llvm.load %[[BIAS:.*]] : !llvm.ptr -> f32
+// CHECK: arith.addf %[[X0]], %[[C0]] : f32
+// CHECK: %[[X1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: %[[C1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
+// CHECK: arith.addf %[[X1]], %[[C1]] : f32
+// CHECK: arith.addf %{{.*}}, %[[C0]] : f32
+// CHECK: arith.addf %{{.*}}, %[[C1]] : f32
+// CHECK-NOT: arith.addf
+// CHECK: gpu.return
+!Acc = !tile.buf<array<i64: 16, 8>, f32, "local", #tile.layout<"S[(2, 8, 4, 2):(2, 4@laneid, 1@laneid, 1)]">>
+!Bias = !tile.buf<array<i64: 8>, f32, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]">>
+!G = !tile.buf<array<i64: 8>, f32, "global", #tile.layout<"S[(8):(1)]">>
+gpu.module @m {
+  gpu.func @bias_row_broadcast(%p: !llvm.ptr) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %g = "tile.global"(%p) : (!llvm.ptr) -> !G
+    %acc = "tile.alloc_local"() : () -> !Acc
+    %bias = "tile.alloc_local"() : () -> !Bias
+    "tile.copy"(%bias, %g) {scope = "warp"} : (!Bias, !G) -> ()
+    "tile.binary"(%acc, %acc, %bias) {fn = "add", scope = "warp"} : (!Acc, !Acc, !Bias) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// Fill and cast of a replicated vector: each holder of a copy works on its own registers (2
+// slots: two f16 zeros stored, one f16 -> f32 conversion per slot).
+// CHECK-LABEL: gpu.func @replicated_fill_and_cast
+// CHECK-COUNT-2: llvm.store %{{.*}} : f16, !llvm.ptr
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK: arith.extf %{{.*}} : f16 to f32
+// CHECK-NOT: arith.extf
+// CHECK: gpu.return
+!BiasH = !tile.buf<array<i64: 8>, f16, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]">>
+!BiasF = !tile.buf<array<i64: 8>, f32, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]">>
+gpu.module @m {
+  gpu.func @replicated_fill_and_cast() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %h = "tile.alloc_local"() : () -> !BiasH
+    %f = "tile.alloc_local"() : () -> !BiasF
+    %zero = arith.constant 0.0 : f16
+    "tile.fill"(%h, %zero) {scope = "warp"} : (!BiasH, f16) -> ()
+    "tile.cast"(%f, %h) {scope = "warp"} : (!BiasF, !BiasH) -> ()
+    gpu.return
+  }
+}

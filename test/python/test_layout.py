@@ -10,7 +10,7 @@ import pytest
 import tilemlir.layout as layout_pkg
 from tilemlir.layout import (Iter, LayoutError, R, S, Swizzle, TileLayout, from_attr_text, laneid,
                              mma_shared_layout, mma_shared_strides, parse_layout, row_major_layout,
-                             swizzle_for, tid_in_wg, to_attr_text, tx, warpid)
+                             swizzle_for, tid_in_wg, to_attr_text, tx, warpid, wid_in_wg)
 from tilemlir.layout import text as layout_text
 
 # mma.sync m16n8k16 fragments (f16 inputs, f32 accumulators)
@@ -313,3 +313,20 @@ def test_docstring_examples(submodule):
     module = importlib.import_module("tilemlir.layout" + submodule)
     results = doctest.testmod(module, extraglobs=vars(layout_pkg))  # examples may use the package names
     assert results.failed == 0
+
+
+def test_row_vector_is_the_column_part_replicated_over_the_rows():
+    """A bias for the m16n8 accumulator: columns as the accumulator's, rows' lanes as replicas;
+    every holder of accumulator column j holds element j of the vector, in one slot."""
+    vec = D_FRAG.row_vector((16, 8))
+    assert str(vec) == "S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]"
+    for flat in range(16 * 8):
+        i, j = divmod(flat, 8)
+        holder = D_FRAG.evaluate_coord((i, j), (16, 8))["laneid"]
+        assert holder in [h["laneid"] for h in vec.holders(j)]
+    # wgmma's: the column iterators' slots renumbered densely (32 columns: 8 slots a thread)
+    acc = TileLayout(S[(4, 2, 8, 4, 4, 2):(1 @ wid_in_wg, 2, 4 @ laneid, 4, 1 @ laneid, 1)])
+    assert str(acc.row_vector((64, 32))) == \
+        "S[(4, 4, 2):(2, 1@laneid, 1)] R[(8, 4):(4@laneid, 1@wid_in_wg)]"
+    with pytest.raises(LayoutError, match="row_vector takes an unreplicated"):
+        vec.row_vector((1, 8))

@@ -210,6 +210,30 @@ class TileLayout:
         """The shard split into one iterator list per dim of ``shape``; see algebra.group."""
         return algebra.group(self, shape)
 
+    def row_vector(self, shape) -> "TileLayout":
+        """The layout of a vector of ``shape[-1]`` elements in which every holder of column j
+        of this (rows, columns) register layout holds element j: the columns' iterators (their
+        register slots renumbered densely), and the rows' thread iterators as replicas. A bias
+        in this layout adds to the tile with no data leaving its thread.
+
+        >>> from tilemlir.layout import parse_layout
+        >>> acc = parse_layout("S[(4, 2, 8, 4, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]")
+        >>> str(acc.row_vector((64, 32)))
+        'S[(4, 4, 2):(2, 1@laneid, 1)] R[(8, 4):(4@laneid, 1@wid_in_wg)]'
+        """
+        if len(shape) != 2 or self._replica or self._swizzle is not None:
+            raise LayoutError(f"{self}: row_vector takes an unreplicated, unswizzled 2-d "
+                              f"register layout, got shape {list(shape)}")
+        rows, cols = self.canonicalize().group(tuple(shape))
+        slots = sorted((it for it in cols if it.axis == MEMORY), key=lambda it: it.stride)
+        dense, step = {}, 1
+        for it in slots:
+            dense[id(it)] = step
+            step *= it.extent
+        shard = [Iter(it.extent, dense[id(it)]) if it.axis == MEMORY else it for it in cols]
+        replica = [it for it in rows if it.axis != MEMORY and it.extent > 1]
+        return TileLayout(shard, replica).canonicalize()
+
     def tile_to(self, to_shape, atom_shape) -> "TileLayout":
         """This layout (over ``atom_shape``) repeated over ``to_shape``; see algebra.tile_to."""
         return algebra.tile_to(self, to_shape, atom_shape)

@@ -18,7 +18,9 @@ slot, or a scalar) are one packed instruction:
 
 Broadcasting is numpy's: an operand's shape, right-aligned with dst's, has dst's extent or 1 in
 every dim. Accepted when every element of an operand that dst's element (i, j) reads is held by
-the thread that holds dst (i, j) (or by every thread: a layout that names no lane / warp axis),
+the thread that holds dst (i, j) (or by every thread: a layout that names no lane / warp axis;
+or by one of its copies: a replicated layout, e.g. a GEMM epilogue's bias row, whose columns
+follow the accumulator's and whose replicas cover the lanes of the accumulator's rows),
 and each destination slot reads one operand slot for every thread. f16 / bf16 math that has no
 packed instruction is computed in f32 and rounded back (pairs with cvt.rn.f16x2.f32, sm_80+).
 """
@@ -74,15 +76,24 @@ def _broadcast_slots(dst: BufferType, src: BufferType, name: str) -> tuple[tuple
     src_index = tuple(index[lead + i] if e != 1 else np.zeros(ds, np.int64)
                       for i, e in enumerate(ss))
     dmap, smap = fragments.thread_map(dst), fragments.thread_map(src)
-    for what, d, s in (("lane", dmap.lane, smap.lane[src_index]),
-                       ("warp", dmap.warp, smap.warp[src_index])):
-        bad = np.argwhere((s != d) & (s != -1))
-        if len(bad):
-            at = tuple(int(i) for i in bad[0])
-            held = f"{what} {int(d[at])}" if d[at] >= 0 else f"every {what}"
-            coord = [int(x[at]) for x in src_index]
-            raise Reject(f"dst{list(at)} is held by {held} but {name}{coord} by {what} "
-                         f"{int(s[at])}: elementwise math keeps every element in its thread")
+    # A replicated operand is held by several threads: dst's holder must be one of them.
+    held = np.zeros(ds, dtype=bool)
+    for copy in fragments.holder_maps(src):
+        lane, warp = copy.lane[src_index], copy.warp[src_index]
+        held |= ((lane == dmap.lane) | (lane == -1)) & ((warp == dmap.warp) | (warp == -1))
+    bad = np.argwhere(~held)
+    if len(bad):
+        at = tuple(int(i) for i in bad[0])
+        coord = [int(x[at]) for x in src_index]
+        for what, d, s in (("lane", dmap.lane, smap.lane[src_index]),
+                           ("warp", dmap.warp, smap.warp[src_index])):
+            if s[at] != d[at] and s[at] != -1:
+                break
+        holder = f"{what} {int(d[at])}" if d[at] >= 0 else f"every {what}"
+        copies = " (and its replicas)" if src.layout.is_replicated() else ""
+        raise Reject(f"dst{list(at)} is held by {holder} but {name}{coord} by {what} "
+                     f"{int(s[at])}{copies}: elementwise math keeps every element in its "
+                     f"thread")
     d_slot, s_slot = dmap.slot.reshape(-1), smap.slot[src_index].reshape(-1)
     mapping: dict[int, int] = {}
     for flat, (d, s) in enumerate(zip(d_slot.tolist(), s_slot.tolist())):

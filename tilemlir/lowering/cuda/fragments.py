@@ -10,6 +10,7 @@ layout does not name are *free*: every thread along them holds its own copy (mar
 from __future__ import annotations
 
 import functools
+import itertools
 
 from dataclasses import dataclass
 
@@ -59,6 +60,32 @@ def thread_map(buf: BufferType) -> ThreadMap:
     for array in (lane, warp, slot):
         array.flags.writeable = False
     return ThreadMap(lane, warp, slot)
+
+
+@functools.lru_cache(maxsize=1024)
+def holder_maps(buf: BufferType) -> tuple[ThreadMap, ...]:
+    """One ThreadMap per copy of a replicated layout (the base holders moved by each
+    combination of replica digits); (thread_map(buf),) when the layout has no replicas."""
+    base = thread_map(buf)
+    if not buf.layout.is_replicated():
+        return (base,)
+    values = buf.layout.evaluate_all(buf.shape)
+    shape = tuple(buf.shape)
+    tid = np.zeros(shape, dtype=np.int64)
+    for axis, weight in THREAD_AXIS_WEIGHT.items():
+        if axis in values:
+            tid = tid + np.asarray(values[axis], dtype=np.int64) * weight
+    named = {it.axis for it in buf.layout.shard + buf.layout.replica}
+    lanes, warps = any(a in named for a in LANE_AXES), any(a in named for a in WARP_AXES)
+    maps = []
+    for digits in itertools.product(*(range(it.extent) for it in buf.layout.replica)):
+        shift = sum(d * it.stride * THREAD_AXIS_WEIGHT[it.axis]
+                    for d, it in zip(digits, buf.layout.replica))
+        t = tid + shift
+        lane = t % 32 if lanes else np.full(shape, -1)
+        warp = t // 32 if warps else np.full(shape, -1)
+        maps.append(ThreadMap(lane, warp, base.slot))
+    return tuple(maps)
 
 
 def first_mismatch(actual: np.ndarray, expected: np.ndarray):

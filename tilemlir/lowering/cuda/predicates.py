@@ -23,6 +23,22 @@ def no_replica(ctx):
     return None
 
 
+@predicate("replicated_alike")
+def replicated_alike(ctx):
+    """A replicated dst needs its operands replicated the same way (each copy then computes
+    its own); a replicated operand under an unreplicated dst is a broadcast (plan checks it)."""
+    dst = ctx.buffer("dst")
+    if not dst.layout.is_replicated():
+        return None
+    mine = sorted(map(str, dst.layout.canonicalize().replica))
+    other = [f"{n.upper()} ({b.layout})" for n, b in ctx.buffers().items()
+             if n != "dst" and sorted(map(str, b.layout.canonicalize().replica)) != mine]
+    if other:
+        return (f"dst ({dst.layout}) is replicated but " + ", ".join(other)
+                + " is not replicated the same way")
+    return None
+
+
 def target_supports(feature: str) -> Predicate:
     """The target chip has `feature` (see tilemlir.target)."""
     return Predicate("target", lambda ctx: ctx.target.require(feature))

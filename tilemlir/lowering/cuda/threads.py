@@ -56,14 +56,16 @@ class Ownership:
     guard: ir.Value | None    # i1: this thread holds elements at all (None: every thread does)
 
 
-def thread_iterators(layout: TileLayout) -> dict[str, list]:
-    """The layout's iterators per thread axis, checked to be exact mixed radices (no IR built)."""
-    if layout.is_replicated():
+def thread_iterators(layout: TileLayout, replicas: bool = False) -> dict[str, list]:
+    """The layout's iterators per thread axis, checked to be exact mixed radices (no IR built).
+    With `replicas`, a replicated layout is accepted and its replica iterators (which move a
+    copy to other threads) count in the radix too."""
+    if layout.is_replicated() and not replicas:
         raise LayoutError(f"{layout}: replicated register layouts are not supported here")
     if layout.swizzle is not None:
         raise LayoutError(f"{layout}: register layouts cannot be swizzled")
     by_axis: dict[str, list] = {}
-    for it in layout.shard:
+    for it in layout.shard + (layout.replica if replicas else ()):
         if it.axis in THREAD_AXES:
             by_axis.setdefault(it.axis, []).append(it)
         elif it.axis != "m":
@@ -78,11 +80,12 @@ def thread_iterators(layout: TileLayout) -> dict[str, list]:
     return by_axis
 
 
-def _thread_digits(layout: TileLayout, env: ThreadEnv):
-    """Digit values of the thread-axis iterators for this thread, and a range guard."""
+def _thread_digits(layout: TileLayout, env: ThreadEnv, replicas: bool = False):
+    """Digit values of the thread-axis iterators for this thread, and a range guard (replica
+    iterators, with `replicas`, widen the range: every copy's holder takes part)."""
     digits = {}
     guards = []
-    for axis, iters in thread_iterators(layout).items():
+    for axis, iters in thread_iterators(layout, replicas).items():
         span = 1
         for it in iters:
             span *= it.extent
@@ -101,10 +104,12 @@ def _thread_digits(layout: TileLayout, env: ThreadEnv):
     return digits, guard
 
 
-def owned_elements(layout: TileLayout, shape, env: ThreadEnv) -> Ownership:
-    """The (slot, coordinate) pairs the current thread holds, slot-ordered."""
+def owned_elements(layout: TileLayout, shape, env: ThreadEnv,
+                   replicas: bool = False) -> Ownership:
+    """The (slot, coordinate) pairs the current thread holds, slot-ordered; with `replicas`, a
+    replicated layout's copies too (each holder of a copy gets the element's coordinate)."""
     groups = layout.group(tuple(shape))
-    digits, guard = _thread_digits(layout, env)
+    digits, guard = _thread_digits(layout, env, replicas)
     memory_iters = [it for g in groups for it in g if it.axis == "m"]
     elements = []
     for combo in itertools.product(*(range(it.extent) for it in memory_iters)):

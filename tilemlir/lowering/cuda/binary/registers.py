@@ -25,7 +25,7 @@ from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering.cuda import elementwise as ew
 from tilemlir.lowering.cuda import elementwise_math as fm
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
-from tilemlir.lowering.cuda.predicates import no_replica
+from tilemlir.lowering.cuda.predicates import replicated_alike
 
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 PACKED_NATIVE = ("add", "sub", "mul", "max", "min")
@@ -63,7 +63,7 @@ def _compute(ctx, fn: str):
 
 
 @register("binary", name="registers", priority=0,
-          when=[ew.registers, operand_types, scope_reaches, no_replica])
+          when=[ew.registers, operand_types, scope_reaches, replicated_alike])
 def lower_binary(ctx):
     """Each thread combines the registers it keeps (broadcast operands, f16/bf16 pairs packed)."""
     fn = ctx.attr("fn")

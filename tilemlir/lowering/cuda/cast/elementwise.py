@@ -34,7 +34,7 @@ from tilemlir.ir.types import BufferType
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
-from tilemlir.lowering.cuda.predicates import no_replica
+from tilemlir.lowering.cuda.predicates import replicated_alike
 
 PACKED = {"f16": nvvm.convert_f32x2_to_f16x2, "bf16": nvvm.convert_f32x2_to_bf16x2}
 PACKED_MIN_SM = 80           # cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32
@@ -147,7 +147,7 @@ def _emit(ctx, mapping, pairs):
 
 
 @register("cast", name="elementwise", priority=0,
-          when=[registers, same_shape, convertible, scope_reaches, no_replica])
+          when=[registers, same_shape, convertible, scope_reaches, replicated_alike])
 def lower_cast(ctx):
     """Each thread converts the registers it keeps; f32 pairs as packed cvt (sm_80+)."""
     for name in ("dst", "src"):

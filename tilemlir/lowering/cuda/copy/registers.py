@@ -12,7 +12,8 @@ computed from the thread's lane (the layout inverted on its thread axes), then
     %v = llvm.load (gep %a_global_storage, m * 16 + k)   ->   llvm.store %v, (gep %a_regs, s)
 
 Threads a layout gives no elements (lanes past a partial lane range) skip the copy under an
-scf.if. This is the fallback for any register fragment; faster copies (ldmatrix, vectors) are
+scf.if. A replicated register layout (a row vector every thread of a row-broadcast holds, say)
+can be loaded: each holder of a copy loads it. This is the fallback for any register fragment; faster copies (ldmatrix, vectors) are
 separate variants with higher priority.
 """
 
@@ -59,7 +60,9 @@ def _emit(ctx, reg_name: str, mem_name: str):
     reg = windows.resolve(ctx.operand(reg_name))
     mem = windows.resolve(ctx.operand(mem_name))
     env = ThreadEnv()
-    owned = owned_elements(reg.layout, reg.shape, env)
+    # A replicated register layout is loaded by every holder of a copy (storing one is
+    # refused: thread_iterators accepts replicas only for loads).
+    owned = owned_elements(reg.layout, reg.shape, env, replicas=reg_name == "dst")
     reg_base, mem_base = addresses.storage(reg), addresses.storage(mem)
     elem = reg.type.elem
 
@@ -87,7 +90,7 @@ def lower_elementwise(ctx):
     reg = ctx.buffer(reg_name)
     try:
         reg.layout.group(tuple(reg.shape))
-        thread_iterators(reg.layout)
+        thread_iterators(reg.layout, replicas=reg_name == "dst")
     except LayoutError as err:
         raise Reject(str(err))
     mem_name = "src" if reg_name == "dst" else "dst"

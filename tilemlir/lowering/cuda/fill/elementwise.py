@@ -32,7 +32,6 @@ from tilemlir.ir import emit, windows
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
-from tilemlir.lowering.cuda.predicates import no_replica
 
 
 @predicate("value_type")
@@ -77,8 +76,18 @@ def _emit_memory(ctx, p: ChunkPlan):
     chunk_rounds(ctx, p, ("dst",), body)
 
 
+@predicate("replicas_in_registers")
+def replicas_in_registers(ctx):
+    """A replicated layout is filled in registers (each holder of a copy fills its own); in
+    memory its copies would be several writes of one element."""
+    dst = ctx.buffer("dst")
+    if dst.layout.is_replicated() and dst.scope != "local":
+        return f"replicated layout on DST ({dst.layout}) in {dst.scope} memory"
+    return None
+
+
 @register("fill", name="elementwise", priority=0, when=[storage, value_type, scope_reaches,
-                                                        no_replica])
+                                                        replicas_in_registers])
 def lower_fill(ctx):
     """Registers: every slot of the calling thread; memory: vector stores spread over the scope."""
     dst = windows.resolve(ctx.operand("dst"))
