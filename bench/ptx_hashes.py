@@ -107,6 +107,11 @@ def _cases() -> list[Case]:
                    dict(BM=128, BN=128, STAGES=6, EPI_N=128, GROUP_M=8, SPLIT_K=2)),
               Case(tma + "6", hopper, (1000, 1000, 1000),
                    dict(BM=64, BN=128, STAGES=8, EPI_N=128, GROUP_M=8, SPLIT_K=1))]
+    # test_gemm_epilogue_gpu.py (on the H200) and bench/gemm_epilogue.py
+    fused = "tilemlir.kernels.gemm_epilogue:hgemm_fused"
+    cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,
+                                                          alpha=0.5)),
+              Case(fused, hopper, (8192, 8192, 8192))]
     # test/Target/hgemm-blackwell-ptx.mlir
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),

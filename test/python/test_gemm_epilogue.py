@@ -1,0 +1,118 @@
+"""hgemm_fused on the CPU: what it cannot build is refused up front with the reason; what it
+builds compiles to sm_90a PTX that ptxas assembles, takes only the operands it uses, and
+applies the epilogue to the fp32 accumulator between the last wgmma and the TMA store."""
+
+import re
+
+import pytest
+
+import tilemlir
+from tilemlir.kernels.gemm_epilogue import ShapeError, hgemm_fused
+from tilemlir.target.ptx import assemble, find_ptxas
+
+
+def compiled(*args, **kwargs):
+    kernel = tilemlir.compile(hgemm_fused(*args, **kwargs), target="sm_90a", cache=False)
+    if find_ptxas() is not None:
+        assemble(kernel.ptx, "sm_90a")
+    return kernel
+
+
+def epilogue_of(ptx: str) -> str:
+    """The PTX from the consumers' last wgmma wait to the first TMA store."""
+    start = ptx.index("wgmma.wait_group.sync.aligned \t0;")
+    end = ptx.index("cp.async.bulk.tensor.2d.global.shared::cta", start)
+    return ptx[start:end]
+
+
+@pytest.mark.parametrize("args, kwargs, message", [
+    ((256, 256, 64), dict(activation="gelu_erf"), "activation must be one of"),
+    ((256, 256, 64), dict(bias=1), "bias must be True or False, got 1"),
+    ((256, 256, 64), dict(residual="yes"), "residual must be True or False"),
+    ((256, 256, 64), dict(alpha=float("inf")), "alpha must be a finite number, got inf"),
+    ((256, 256, 64), dict(alpha=True), "alpha must be a finite number, got True"),
+    ((256, 256, 64), dict(dtype="float32"), "dtype must be one of"),
+    ((1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
+    ((256, 256, 60), {}, "K=60 must be a multiple of 8"),
+    ((256, 256, 64), dict(EPI_SUB=24), "EPI_SUB=24 must be a multiple of 8 dividing EPI_N=128"),
+    ((256, 256, 64), dict(EPI_N=96), "EPI_N=96 must be a multiple of 64 dividing BN=256"),
+    ((256, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
+    ((256, 256, 64), dict(SMS=1), "SMS=1 leaves no room for one cluster of 2 CTAs"),
+])
+def test_refused_with_the_reason(args, kwargs, message):
+    with pytest.raises(ShapeError, match="hgemm_fused: " + re.escape(message)):
+        hgemm_fused(*args, **kwargs)
+
+
+@pytest.mark.parametrize("kwargs, names", [
+    (dict(), ["A", "B", "Bias", "D"]),
+    (dict(residual=True), ["A", "B", "Bias", "Residual", "D"]),
+    (dict(bias=False, residual=True), ["A", "B", "Residual", "D"]),
+    (dict(bias=False, activation=None), ["A", "B", "D"]),
+])
+def test_the_kernel_takes_only_the_operands_it_uses(kwargs, names):
+    kernel = compiled(1000, 1000, 512, **kwargs)
+    assert [p.name for p in kernel.signature.params] == names
+    # TMA maps: A, B (half a tile each CTA), D's store box and, with a residual, its load box
+    boxes = [r.box for r in kernel.signature.tensor_maps]
+    assert boxes == [(128, 64)] * (4 if kwargs.get("residual") else 3)
+    assert kernel.signature.cluster == (2, 1, 1)
+
+
+def test_bias_and_gelu_tanh_run_on_the_accumulator_before_the_store():
+    ptx = compiled(1000, 1000, 512, activation="gelu_tanh", fast_math=True).ptx
+    epilogue = epilogue_of(ptx)
+    # the bias columns this thread holds (16-bit loads), widened to f32 and added
+    assert len(re.findall(r"ld\.global\.b16", epilogue)) >= 8
+    assert "cvt.f32.f16" in epilogue and "add.rn.f32" in epilogue
+    # gelu's tanh on f32 (fast: tanh.approx), then the cast to f16 pairs and stmatrix to Cs
+    assert epilogue.count("tanh.approx.f32") >= 64
+    tail = epilogue[epilogue.rindex("tanh.approx.f32"):]
+    assert "cvt.rn.f16x2.f32" in tail and "stmatrix" in tail
+    assert "fence.proxy.async.shared::cta" in tail
+
+
+@pytest.mark.parametrize("activation, instruction", [
+    ("gelu_tanh", "ex2.approx"),            # precise tanh: through e^2x
+    ("gelu", "fma.rn.f32"),                 # erf's polynomial
+    ("silu", "ex2.approx"),
+    ("relu", "max.NaN.f32"),
+])
+def test_each_activation_lands_in_the_epilogue(activation, instruction):
+    epilogue = epilogue_of(compiled(384, 768, 320, activation=activation, bias=False).ptx)
+    assert instruction in epilogue
+    assert "ld.global" not in epilogue                     # no bias: nothing to load
+
+
+def test_no_epilogue_math_without_bias_activation_or_scale():
+    epilogue = epilogue_of(compiled(384, 768, 320, activation=None, bias=False).ptx)
+    assert not re.search(r"(add|mul|fma)\.rn\.f32|ex2|tanh|ld\.global", epilogue)
+
+
+def test_alpha_scales_the_accumulator():
+    epilogue = epilogue_of(compiled(384, 768, 320, activation=None, bias=False, alpha=0.5).ptx)
+    # the first 128-column chunk: 64 x 128 elements over a warpgroup's 128 threads
+    assert epilogue.count("mul.rn.f32") == 64 and "0f3F000000" in epilogue
+
+
+def test_residual_comes_through_shared_memory_by_tma():
+    ptx = compiled(1000, 1000, 512, residual=True, bias=False, activation=None).ptx
+    epilogue = epilogue_of(ptx)
+    # one thread loads the residual window into Cs (a complete_tx barrier), everyone waits on
+    # it, reads it with ldmatrix, adds it in f32 and overwrites Cs with the result
+    load = epilogue.index("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::")
+    wait = epilogue.index("mbarrier.try_wait.parity.shared.b64", load)
+    read = epilogue.index("ldmatrix.sync.aligned", wait)
+    add = epilogue.index("add.rn.f32", read)
+    write = epilogue.index("stmatrix.sync.aligned", add)
+    assert epilogue.index("bar.sync", add) < write       # all residual reads before the writes
+
+
+def test_ragged_n_guards_the_bias_load_in_groups_of_8():
+    """N = 1000: the one 32-column window that crosses N (columns 992..1023 of the last tile)
+    has a second, guarded path that loads 8 columns at a time, where a tile inside N has only
+    the whole-window loads (8 a thread per window, 64 in all)."""
+    inner = compiled(512, 512, 64).ptx
+    ragged = compiled(512, 1000, 64).ptx
+    assert inner.count("ld.global.b16") == 64
+    assert ragged.count("ld.global.b16") > 64
