@@ -175,4 +175,3 @@ def test_a_return_outside_a_function_is_rejected():
         T.thread_id([32])
         return  # marker-return
     assert "return is not supported in a kernel body" in _error(k)
-
