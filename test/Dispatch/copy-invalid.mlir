@@ -121,3 +121,19 @@ gpu.module @m [#nvvm.target<chip = "sm_80">] {
     gpu.return
   }
 }
+
+// -----
+
+// A replicated register layout can be loaded, not stored (each element would be written once
+// per copy).
+!Bias = !tile.buf<array<i64: 8>, f32, "local", #tile.layout<"S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]">>
+!G = !tile.buf<array<i64: 8>, f32, "global", #tile.layout<"S[(8):(1)]">>
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @store_replicated(%p: !llvm.ptr) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %g = "tile.global"(%p) : (!llvm.ptr) -> !G
+    %bias = "tile.alloc_local"() : () -> !Bias
+    // expected-error@+1 {{vector_registers (priority 10): replicas_load_only: replicated layout on SRC (S[(4, 2):(1@laneid, 1)] R[(8):(4@laneid)]) (only loads into a replicated register layout are supported)}}
+    "tile.copy"(%g, %bias) {scope = "warp"} : (!G, !Bias) -> ()
+    gpu.return
+  }
+}

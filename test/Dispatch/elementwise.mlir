@@ -100,12 +100,14 @@ gpu.module @m {
 // lanes of the accumulator's column (1@laneid), replicated over the lanes of its rows
 // (R[8:4@laneid]), so each thread loads its 2 columns once and adds them to its 4 slots (rows
 // r and r + 8 reuse them) with no data leaving the thread. Loading a replicated vector: every
-// lane loads (no guard), its 2 columns from lane % 4.
+// lane loads (no guard) its 2 columns, 2 (lane % 4) and the next, as one 8-byte load.
 // CHECK-LABEL: gpu.func @bias_row_broadcast
 // CHECK-NOT: scf.if
-// CHECK: %[[B0:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-// CHECK: %[[B1:.*]] = llvm.load %{{.*}} : !llvm.ptr<1> -> f32
-// CHECK-NOT: llvm.load %{{.*}} : !llvm.ptr<1>
+// CHECK: %[[T:.*]] = gpu.thread_id x
+// CHECK: %[[Q:.*]] = arith.remui %[[T]], %c4
+// CHECK: arith.muli %[[Q]], %c2
+// CHECK: llvm.load %{{.*}} {alignment = 8 : i64} : !llvm.ptr<1> -> vector<2xf32>
+// CHECK-NOT: llvm.load %{{.*}} !llvm.ptr<1>
 // CHECK: %[[X0:.*]] = llvm.load %[[ACC:.*]] : !llvm.ptr -> f32
 // CHECK: %[[C0:.*]] = llvm.load %[[BIAS:.*]] : !llvm.ptr -> f32
 // CHECK: arith.addf %[[X0]], %[[C0]] : f32

@@ -84,6 +84,7 @@ def holder_maps(buf: BufferType) -> tuple[ThreadMap, ...]:
         t = tid + shift
         lane = t % 32 if lanes else np.full(shape, -1)
         warp = t // 32 if warps else np.full(shape, -1)
+        lane.flags.writeable = warp.flags.writeable = False      # cached, hence shared
         maps.append(ThreadMap(lane, warp, base.slot))
     return tuple(maps)
 
@@ -97,9 +98,10 @@ def first_mismatch(actual: np.ndarray, expected: np.ndarray):
 def slot_table(buf: BufferType, threads: int) -> np.ndarray:
     """(threads, slots) array: the flat (row-major) index of the element thread t keeps in
     register slot s, -1 where it keeps none. Threads are numbered lane + 32 * warp; an axis the
-    layout does not name gives every thread along it the same elements. Raises LayoutError when
-    a thread would keep two elements in one slot. Cached per (buffer type, threads), like
-    thread_map: the array is read-only, as it is shared."""
+    layout does not name gives every thread along it the same elements, and so do a replicated
+    layout's replicas. Raises LayoutError when a thread would keep two elements in one slot.
+    Cached per (buffer type, threads), like thread_map: the array is read-only, as it is
+    shared."""
     table, error = _slot_table(buf, threads)
     if error is not None:
         raise LayoutError(error)
@@ -117,20 +119,21 @@ def _slot_table(buf: BufferType, threads: int) -> tuple[np.ndarray | None, str |
 
 
 def _build_slot_table(buf: BufferType, threads: int) -> np.ndarray:
-    tm = thread_map(buf)
     flat = np.arange(buf.size, dtype=np.int64)
-    lane, warp, slot = tm.lane.reshape(-1), tm.warp.reshape(-1), tm.slot.reshape(-1)
+    slot = thread_map(buf).slot.reshape(-1)
     table = np.full((threads, int(slot.max()) + 1 if slot.size else 0), -1, dtype=np.int64)
     t = np.arange(threads)
-    for ln, wp in {(int(a), int(b)) for a, b in zip(lane, warp)}:
-        holders = t[((t % 32 == ln) | (ln < 0)) & ((t // 32 == wp) | (wp < 0))]
-        mine = (lane == ln) & (warp == wp)
-        for h in holders:
-            row = table[h]
-            if (row[slot[mine]] >= 0).any() or len(np.unique(slot[mine])) < int(mine.sum()):
-                raise LayoutError(f"{buf.layout}: thread {int(h)} would keep two elements in "
-                                  f"one register slot")
-            row[slot[mine]] = flat[mine]
+    for tm in holder_maps(buf):             # a replicated layout: each copy's holders too
+        lane, warp = tm.lane.reshape(-1), tm.warp.reshape(-1)
+        for ln, wp in {(int(a), int(b)) for a, b in zip(lane, warp)}:
+            holders = t[((t % 32 == ln) | (ln < 0)) & ((t // 32 == wp) | (wp < 0))]
+            mine = (lane == ln) & (warp == wp)
+            for h in holders:
+                row = table[h]
+                if (row[slot[mine]] >= 0).any() or len(np.unique(slot[mine])) < int(mine.sum()):
+                    raise LayoutError(f"{buf.layout}: thread {int(h)} would keep two elements "
+                                      f"in one register slot")
+                row[slot[mine]] = flat[mine]
     return table
 
 

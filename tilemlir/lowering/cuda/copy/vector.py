@@ -157,8 +157,21 @@ def _emit_registers(ctx, p: RegisterPlan, reg_name: str, mem_name: str):
             emit.store(emit.load(vt, reg_ptr, align=width), mem_ptr, align=run.n * width)
 
 
+@predicate("replicas_load_only")
+def replicas_load_only(ctx):
+    """A replicated register layout can be loaded (each holder of a copy loads its own); a
+    store from one would write each element once per copy."""
+    side = register_side(ctx)
+    replicated = [n for n in ("dst", "src") if ctx.buffer(n).layout.is_replicated()]
+    if replicated and (side is None or replicated != [side[0]] or side[0] != "dst"):
+        return "replicated layout on " + ", ".join(
+            f"{n.upper()} ({ctx.buffer(n).layout})" for n in replicated) + " (only loads into " \
+            "a replicated register layout are supported)"
+    return None
+
+
 @register("copy", name="vector_registers", priority=10,
-          when=[register_and_memory, same_shape_and_type, scope_reaches, no_replica])
+          when=[register_and_memory, same_shape_and_type, scope_reaches, replicas_load_only])
 def lower_vector_registers(ctx):
     """Registers <-> memory, up to 16 bytes per access, addresses hoisted per thread."""
     reg_name, mem_name = register_side(ctx)
