@@ -100,6 +100,10 @@ def describe(kernel) -> str:
     return ":".join(f"{k}={v}" for k, v in config.items()) if config else ""
 
 
+SPIN_US = 50
+SPIN_CYCLES = SPIN_US * 2000            # at the H200's ~2 GHz SM clock
+
+
 def median_times_ms(fns, input_sets, reps: int, warmup_ms: float, blocks: int = 2) -> list[float]:
     """Median CUDA-event time of single launches of each function.
 
@@ -108,6 +112,12 @@ def median_times_ms(fns, input_sets, reps: int, warmup_ms: float, blocks: int = 
     function is timed in its own blocks, each block preceded by `warmup_ms` of back-to-back
     launches of that function (the clock settles for it), the functions alternating block by
     block; the reps are split across the blocks and the input sets rotate.
+
+    Each timed launch is queued behind a GPU spin of about SPIN_US microseconds
+    (torch.cuda._sleep), so the GPU is still busy while the host queues the start event, the
+    launch and the end event: the events then bracket the kernel's GPU time only, not the
+    host's launch overhead (which differs per library and is measured on its own by
+    bench/launch_overhead.py). Without it a 40 us GEMM also timed the Python launch path.
     """
     stream = torch.cuda.current_stream()
     times = [[] for _ in fns]
@@ -123,6 +133,7 @@ def median_times_ms(fns, input_sets, reps: int, warmup_ms: float, blocks: int = 
             for i in range(per_block):
                 args = input_sets[i % len(input_sets)]
                 begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                torch.cuda._sleep(SPIN_CYCLES)
                 begin.record(stream)
                 fn(*args)
                 end.record(stream)
@@ -188,7 +199,9 @@ def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
              f"- torch {env['torch']}, Python {env['python']}",
              f"- command: `{env['command']}`",
              f"- method: D = A.B^T (B stored N x K); {args.sets} input sets rotated; median of "
-             f"{args.reps} CUDA-event timings of single launches per kernel, taken in 2 blocks per "
+             f"{args.reps} CUDA-event timings of single launches per kernel, each queued behind a "
+             f"{SPIN_US} us GPU spin so that the events time the kernel, not the host's launch "
+             f"overhead (bench/launch_overhead.py measures that), taken in 2 blocks per "
              f"kernel (ours, cuBLAS, Triton, ours, cuBLAS, Triton), each block after "
              f"{args.warmup_ms:.0f} ms of back-to-back warm-up launches of that kernel (the "
              f"power-limited clock settles per kernel); ours launched through MLIR's CUDA runtime "
