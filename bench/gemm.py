@@ -25,12 +25,9 @@ TFLOP/s = 2 M N K / t. A Markdown results file gets the date, GPU, driver, comma
 from __future__ import annotations
 
 import argparse
-import datetime
 import importlib
 import math
-import platform
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -40,6 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tilemlir  # noqa: E402
+from bench.report import environment  # noqa: E402
 
 DEFAULT_SHAPES = ["8192x8192x8192", "4096x4096x4096", "2048x2048x2048", "4096x4096x512",
                   "16384x1024x4096", "4096x28672x4096", "4096x4096x14336", "4000x4000x4000",
@@ -182,14 +180,6 @@ def run_one(name, shape, dtype_name, args) -> dict:
                 ours_ms=ours, cublas_ms=peer, triton_ms=tri, max_rel_err=max(errors),
                 compile_s=compile_s, cache_hit=kernel.compile_info.cache_hit,
                 config=describe(kernel))
-
-
-def environment() -> dict:
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                gpu=smi, torch=torch.__version__, python=platform.python_version(),
-                command="python " + " ".join(sys.argv))
 
 
 def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:

@@ -20,9 +20,6 @@ flushed before each call, median). TFLOP/s = 2 M N K / t (the epilogue's flops n
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
-import subprocess
 import sys
 from pathlib import Path
 
@@ -31,6 +28,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
+from bench.report import environment  # noqa: E402
 from tilemlir.kernels.gemm_epilogue import hgemm_fused  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
@@ -79,14 +77,6 @@ def run_case(M, N, K, dtype, activation, residual, fast_math, rep_ms) -> dict:
     flops = 2.0 * M * N * K
     return dict(shape=f"{M}x{N}x{K}", dtype=dtype, err=err, peer_err=peer_err, ms=times,
                 tflops={k: flops / (v * 1e-3) / 1e12 for k, v in times.items()})
-
-
-def environment() -> dict:
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                gpu=smi, torch=torch.__version__, python=platform.python_version(),
-                command="python " + " ".join(sys.argv))
 
 
 def markdown(env: dict, rows: list[dict], args) -> str:

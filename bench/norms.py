@@ -14,9 +14,6 @@ output written once (RMSNorm's weight, N elements, is left out: it stays in L2).
 from __future__ import annotations
 
 import argparse
-import datetime
-import platform
-import subprocess
 import sys
 from pathlib import Path
 
@@ -24,6 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
+from bench.report import environment  # noqa: E402
 from tilemlir.kernels.norms import PER_THREAD, rms_norm, softmax  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
@@ -68,14 +66,6 @@ def run_case(op, M, N, dtype, fast, rep_ms, per_thread=PER_THREAD) -> dict:
     return dict(op=label, shape=f"{M}x{N}",
                 dtype=dtype, err=err, ms=times, gbps=gbps,
                 of_copy=gbps["tilemlir"] / gbps["copy"], vs_torch=times["torch"] / times["tilemlir"])
-
-
-def environment() -> dict:
-    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
-                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
-    return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-                gpu=smi, torch=torch.__version__, python=platform.python_version(),
-                command="python " + " ".join(sys.argv))
 
 
 def markdown(env: dict, rows: list[dict]) -> str:

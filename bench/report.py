@@ -1,0 +1,18 @@
+"""What every benchmark's results file records about the run: date, GPU, driver, versions and
+the command line."""
+
+from __future__ import annotations
+
+import datetime
+import platform
+import subprocess
+import sys
+
+
+def environment() -> dict:
+    import torch
+    smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,clocks.max.sm",
+                          "--format=csv,noheader"], capture_output=True, text=True).stdout.strip()
+    return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+                gpu=smi, torch=torch.__version__, python=platform.python_version(),
+                command="python " + " ".join(sys.argv))
