@@ -59,3 +59,24 @@ def test_dumps_of_every_pass_come_back_from_the_worker(isolated_cache, monkeypat
     monkeypatch.setenv("TILEMLIR_DUMP_DIR", str(tmp_path / "dumps"))
     kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
     assert any((kernel.compile_info.dump_dir / "passes").rglob("*"))
+
+
+def test_a_forked_child_compiles_with_a_worker_of_its_own(isolated_cache):
+    """After fork, the parent's worker and pipes stay the parent's (both go on compiling)."""
+    from tilemlir.kernels.mma_demo import gemm_16x8x16
+    tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)      # the parent's worker
+    parent_worker = compile_worker._worker._process
+    pid = os.fork()
+    if pid == 0:                                                     # the child
+        status = 1
+        try:
+            ok = compile_worker._worker._process is None
+            kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
+            status = 0 if ok and "mma.sync" in kernel.ptx else 1
+            compile_worker._worker.close()
+        finally:
+            os._exit(status)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert compile_worker._worker._process is parent_worker
+    assert "mma.sync" in tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False).ptx

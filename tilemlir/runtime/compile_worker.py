@@ -145,6 +145,11 @@ class _Worker:
             raise ir.MLIRError(message, list(diagnostics))
         raise payload
 
+    def forget(self) -> None:
+        """In a forked child: the worker and its pipes are the parent's; start anew."""
+        self._lock = threading.Lock()
+        self._process = None
+
     def close(self) -> None:
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
@@ -166,6 +171,7 @@ def _describe(code: int) -> str:
 
 _worker = _Worker()
 atexit.register(_worker.close)
+os.register_at_fork(after_in_child=_worker.forget)     # e.g. multiprocessing's fork workers
 
 
 # ------------------------------------------------------------------------- the worker's side
