@@ -80,3 +80,23 @@ def test_a_forked_child_compiles_with_a_worker_of_its_own(isolated_cache):
     assert os.waitstatus_to_exitcode(status) == 0
     assert compile_worker._worker._process is parent_worker
     assert "mma.sync" in tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False).ptx
+
+
+def test_a_compiler_process_that_cannot_start_falls_back_with_a_warning(isolated_cache,
+                                                                        monkeypatch):
+    """A worker that exits before answering (an import failure, say) is not a crash: the
+    compile goes on in this process, with a CompilerProcessWarning saying so."""
+    import subprocess
+    import sys
+    from tilemlir.kernels.mma_demo import gemm_16x8x16
+    from tilemlir.runtime.compile_worker import CompilerProcessWarning
+
+    def broken_start():
+        return subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    compile_worker._worker.close()
+    monkeypatch.setattr(compile_worker._worker, "_start", broken_start)
+    monkeypatch.setattr(compile_worker._worker, "unusable", False)
+    with pytest.warns(CompilerProcessWarning, match="exited with status 3"):
+        kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
+    assert "mma.sync" in kernel.ptx and compile_worker._worker.unusable

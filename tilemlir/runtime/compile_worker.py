@@ -29,6 +29,7 @@ import sys
 import tempfile
 import threading
 import traceback
+import warnings
 from pathlib import Path
 
 from mlir import ir
@@ -81,10 +82,25 @@ def entry_files(input_ir: str, target: Target, opt_level: int,
 def lower(input_ir: str, target: Target, opt_level: int, with_passes: bool,
           line_info: bool = False) -> dict[str, bytes]:
     """entry_files(...) in the worker (or here, with TILEMLIR_COMPILE_IN_PROCESS=1)."""
-    if os.environ.get("TILEMLIR_COMPILE_IN_PROCESS", "") not in ("", "0"):
+    if os.environ.get("TILEMLIR_COMPILE_IN_PROCESS", "") not in ("", "0") or _worker.unusable:
         return entry_files(input_ir, target, opt_level, with_passes, line_info)
-    return _worker.call((input_ir, target, opt_level, with_passes, line_info,
-                         {k: v for k, v in os.environ.items() if k.startswith("TILEMLIR_")}))
+    try:
+        return _worker.call((input_ir, target, opt_level, with_passes, line_info,
+                             {k: v for k, v in os.environ.items() if k.startswith("TILEMLIR_")}))
+    except _CannotStart as why:
+        warnings.warn(f"tilemlir: the compiler process cannot start ({why}); lowering in this "
+                      f"process from now on, where a fatal error in MLIR or LLVM would end it",
+                      CompilerProcessWarning, stacklevel=3)
+        _worker.unusable = True
+        return entry_files(input_ir, target, opt_level, with_passes, line_info)
+
+
+class CompilerProcessWarning(UserWarning):
+    """The compiler process could not be started; compiles go on in this process."""
+
+
+class _CannotStart(Exception):
+    pass
 
 
 # ------------------------------------------------------------------------- the caller's side
@@ -110,6 +126,8 @@ class _Worker:
     def __init__(self):
         self._lock = threading.Lock()
         self._process: subprocess.Popen | None = None
+        self._answered = False
+        self.unusable = False          # it could not start here: lower in this process
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
@@ -121,7 +139,11 @@ class _Worker:
     def call(self, request):
         with self._lock:
             if self._process is None or self._process.poll() is not None:
-                self._process = self._start()
+                try:
+                    self._process = self._start()
+                except OSError as err:
+                    raise _CannotStart(f"{sys.executable}: {err}") from None
+                self._answered = False
             process = self._process
             try:
                 _send(process.stdin, request)
@@ -131,10 +153,14 @@ class _Worker:
             if answer is None:
                 code = process.wait()
                 self._process = None
+                if code > 0 and not self._answered:     # it never ran: an import failed, ...
+                    raise _CannotStart(f"{sys.executable} -m tilemlir.runtime.compile_worker "
+                                       f"exited with status {code}; its message is on stderr")
                 raise CompilerCrash(f"internal error: MLIR/LLVM ended the compiler process "
                                     f"({_describe(code)}; its own message, if any, is on "
                                     f"stderr): a bug in tilemlir, please report it with the "
                                     f"kernel") from None
+        self._answered = True
         status, payload, trace = answer
         if status == "ok":
             return payload
