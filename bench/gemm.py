@@ -37,7 +37,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tilemlir  # noqa: E402
-from bench.report import environment  # noqa: E402
+from bench.report import environment, heading  # noqa: E402
 
 DEFAULT_SHAPES = ["8192x8192x8192", "4096x4096x4096", "2048x2048x2048", "4096x4096x512",
                   "16384x1024x4096", "4096x28672x4096", "4096x4096x14336", "4000x4000x4000",
@@ -183,11 +183,8 @@ def run_one(name, shape, dtype_name, args) -> dict:
 
 
 def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
-    lines = [f"# GEMM benchmark: {', '.join(args.kernels)} vs torch.matmul (cuBLAS) and Triton",
-             "",
-             f"- date: {env['date']}", f"- GPU, driver, max SM clock: {env['gpu']}",
-             f"- torch {env['torch']}, Python {env['python']}",
-             f"- command: `{env['command']}`",
+    lines = heading(f"GEMM benchmark: {', '.join(args.kernels)} vs torch.matmul (cuBLAS) and "
+                    f"Triton", env) + [
              f"- method: D = A.B^T (B stored N x K); {args.sets} input sets rotated; median of "
              f"{args.reps} CUDA-event timings of single launches per kernel, each queued behind a "
              f"{SPIN_US} us GPU spin so that the events time the kernel, not the host's launch "

@@ -28,7 +28,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from bench.report import environment  # noqa: E402
+from bench.report import environment, heading  # noqa: E402
 from tilemlir.kernels.gemm_epilogue import hgemm_fused  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
@@ -82,9 +82,7 @@ def run_case(M, N, K, dtype, activation, residual, fast_math, rep_ms) -> dict:
 def markdown(env: dict, rows: list[dict], args) -> str:
     act = f"gelu(approximate=\"{TORCH_APPROX[args.activation]}\")"
     what = f"{act}(A @ B^T + bias)" + (" + residual" if args.residual else "")
-    lines = ["# GEMM + bias + GELU: tilemlir's fused kernel vs torch", "",
-             f"- date: {env['date']}", f"- GPU, driver, max SM clock: {env['gpu']}",
-             f"- torch {env['torch']}, Python {env['python']}", f"- command: `{env['command']}`",
+    lines = heading("GEMM + bias + GELU: tilemlir's fused kernel vs torch", env) + [
              f"- D = {what}; ours: hgemm_fused (hgemm_v7 with the epilogue on the fp32 "
              f"accumulator, fast_math={args.fast_math}); torch: `F.gelu(torch.matmul(a, b.T) + "
              f"bias)`; addmm: `F.gelu(torch.addmm(bias, a, b.T))`; median of CUDA-event "

@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from bench.report import environment  # noqa: E402
+from bench.report import environment, heading  # noqa: E402
 from tilemlir.kernels.norms import PER_THREAD, rms_norm, softmax  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
@@ -69,9 +69,8 @@ def run_case(op, M, N, dtype, fast, rep_ms, per_thread=PER_THREAD) -> dict:
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
-    lines = ["# Softmax and RMSNorm over the last axis: tilemlir vs torch, and a D2D copy", "",
-             f"- date: {env['date']}", f"- GPU, driver, max SM clock: {env['gpu']}",
-             f"- torch {env['torch']}, Python {env['python']}", f"- command: `{env['command']}`",
+    lines = heading("Softmax and RMSNorm over the last axis: tilemlir vs torch, and a D2D copy",
+                    env) + [
              "- GB/s = (input read + output written) / median time (tilemlir.testing.do_bench, "
              "L2 flushed); copy = `dst.copy_(x)` of the same tensor", "",
              "| op | M x N | dtype | tilemlir ms | torch ms | copy ms | tilemlir GB/s | "

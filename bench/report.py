@@ -1,5 +1,5 @@
 """What every benchmark's results file records about the run: date, GPU, driver, versions and
-the command line."""
+the command line, as the file's heading."""
 
 from __future__ import annotations
 
@@ -16,3 +16,10 @@ def environment() -> dict:
     return dict(date=datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                 gpu=smi, torch=torch.__version__, python=platform.python_version(),
                 command="python " + " ".join(sys.argv))
+
+
+def heading(title: str, env: dict) -> list[str]:
+    """A results file's first lines: its title, then the run's environment()."""
+    return [f"# {title}", "", f"- date: {env['date']}",
+            f"- GPU, driver, max SM clock: {env['gpu']}",
+            f"- torch {env['torch']}, Python {env['python']}", f"- command: `{env['command']}`"]
