@@ -157,6 +157,9 @@ def _cu(call: str, *args) -> None:
 
 def _primary_context(device: int) -> int:
     global _driver
+    known = _contexts.get(device)          # every driver-path launch asks: no lock once known
+    if known is not None:
+        return known
     with _lock:
         if _driver is None:
             require_driver()
@@ -175,25 +178,27 @@ def _primary_context(device: int) -> int:
         return _contexts[device]
 
 
+@contextlib.contextmanager
+def _current(device: int):
+    """`device`'s primary context (the one MLIR's runtime uses for its device) made current."""
+    _cu("cuCtxPushCurrent_v2", _primary_context(device))
+    try:
+        yield
+    finally:
+        _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
+
+
 class _DriverFunction:
     """A kernel loaded on a device other than the runtime's, through the driver API."""
 
     def __init__(self, ptx: str, name: str, device: int):
-        self.context = _primary_context(device)
+        self.device = device
         module, function = _ptr(), _ptr()
-        with self._current():
+        with _current(device):
             _cu("cuModuleLoadData", _c.byref(module), ptx.encode())
             _cu("cuModuleGetFunction", _c.byref(function), module, name.encode())
         self.module, self.function = module.value, function.value
         self._configured = False
-
-    @contextlib.contextmanager
-    def _current(self):
-        _cu("cuCtxPushCurrent_v2", self.context)
-        try:
-            yield
-        finally:
-            _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
 
     def launcher(self, grid, block, cluster, shared_memory: int):
         """Called like LoadedFunction's launcher."""
@@ -203,7 +208,7 @@ class _DriverFunction:
 
     def _launch(self, grid, block, cluster, shared_memory: int, stream: int,
                 params: "ctypes.Array") -> None:
-        with self._current():
+        with _current(self.device):
             if not self._configured:         # every launch of a kernel has the same budget
                 _cu("cuFuncSetAttribute", self.function,
                     _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_memory)
@@ -267,32 +272,22 @@ def encode_tensor_map(address: int, dtype: str, shape, box, swizzle_bytes: int) 
 
 
 # ------------------------------------------------------------------------------ numpy path
-@contextlib.contextmanager
-def _runtime_context():
-    """The runtime's device's primary context made current: mgpuMemcpy, unlike the runtime's
-    other wrappers, does not push it, and fails in a thread where no context is current (a
-    process that has not touched CUDA otherwise). It is the context the runtime uses."""
-    context = _primary_context(bound_device())
-    _cu("cuCtxPushCurrent_v2", context)
-    try:
-        yield
-    finally:
-        _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
-
-
+# mgpuMemcpy, unlike the runtime's other wrappers, pushes no context and fails in a thread where
+# none is current (a process that has not touched CUDA otherwise): the copies push the
+# runtime's own.
 def copy_to_device(array) -> int:
     rt = runtime()
     ptr = rt.mgpuMemAlloc(max(array.nbytes, 1), None, False)
     if not ptr:
         raise CudaError(f"could not allocate {array.nbytes} bytes on the GPU")
-    with _runtime_context():
+    with _current(bound_device()):
         rt.mgpuMemcpy(ptr, array.ctypes.data, array.nbytes, None)
     return ptr
 
 
 def copy_back_and_free(array, ptr: int) -> None:
     rt = runtime()
-    with _runtime_context():
+    with _current(bound_device()):
         rt.mgpuMemcpy(array.ctypes.data, ptr, array.nbytes, None)
         rt.mgpuStreamSynchronize(None)
     rt.mgpuMemFree(ptr, None)
