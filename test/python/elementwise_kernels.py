@@ -107,3 +107,31 @@ def reduce_kernel(fn, case, src_dtype="float32"):
             if lane == 0:
                 Tx.thread.copy(Y, y)            # every thread holds the result: one writes it
     return reduce
+
+
+def accumulator_softmax_kernel(N=64):
+    """Softmax along the rows of a 64 x N f32 tile in a warpgroup's wgmma accumulator layout,
+    with the row statistics in its column_vector layout (replicated over each row's 4 lanes):
+    FlashAttention's online-softmax step."""
+    layout = T.wgmma_accumulator_layout(64, N)
+    stat = layout.column_vector((64, N))
+
+    @T.prim_func
+    def accumulator_softmax(X: T.Buffer((64, N), "float32"), Y: T.Buffer((64, N), "float32")):
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        x = T.alloc_local((64, N), "float32", layout=layout)
+        peak = T.alloc_local((64, 1), "float32", layout=stat)
+        total = T.alloc_local((64, 1), "float32", layout=stat)
+        Tx.wg.copy(x, X)
+        Tx.wg.max(peak, x, axis=1)
+        Tx.wg.sub(x, x, peak)
+        Tx.wg.exp(x, x)
+        Tx.wg.sum(total, x, axis=1)
+        Tx.wg.sqrt(total, total)          # unary math on the replicated statistic
+        Tx.wg.div(x, x, total)
+        Tx.wg.div(x, x, total)
+        Tx.wg.copy(Y, x)
+    return accumulator_softmax

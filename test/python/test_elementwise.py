@@ -2,6 +2,8 @@
 assembles, the instructions the layouts and options call for are there, and what no variant
 can lower is refused with every variant's reason."""
 
+import re
+
 import pytest
 
 import tilemlir
@@ -233,3 +235,32 @@ def test_wrong_arguments_name_the_parameter(call, message):
 
     with pytest.raises(T.KernelError, match=message):
         tilemlir.compile(k, target="sm_90a", cache=False)
+
+
+def test_row_statistics_of_the_wgmma_accumulator_stay_in_registers():
+    # rows of the accumulator lie in 4 lanes: a fold, then butterflies over lane bits 0 and 1,
+    # leaving the statistic in all 4 (the column_vector layout's replicas); no shared memory
+    from elementwise_kernels import accumulator_softmax_kernel
+    text = ptx(accumulator_softmax_kernel())
+    shuffles = [int(x) for x in re.findall(r"shfl\.sync\.bfly\.b32\s+%r\d+, %r\d+, (\d+),", text)]
+    assert sorted(set(shuffles)) == [1, 2] and len(shuffles) == 8   # 2 rows x 2 bits x 2 ops
+    assert "st.shared" not in text and "bar.sync" not in text
+
+
+def test_replicated_source_is_refused_for_shuffles():
+    layout = T.wgmma_accumulator_layout(64, 64)
+    stat = layout.column_vector((64, 64))
+
+    @T.prim_func
+    def bad(Y: T.Buffer((64, 1), "float32")):
+        T.cta_id([1])
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        s = T.alloc_local((64, 1), "float32", layout=stat)
+        t = T.alloc_local((1, 1), "float32", layout=T.TileLayout(T.S[(1, 1):(1, 1)]))
+        Tx.wg.fill(s, 1.0)
+        Tx.wg.sum(t, s, axis=0)          # each row's value is held by 4 lanes: counted 4 times
+
+    with pytest.raises(Exception, match="replicated layout on SRC"):
+        tilemlir.compile(bad, target="sm_90a", cache=False)

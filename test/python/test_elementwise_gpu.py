@@ -122,6 +122,14 @@ def test_reduce(case, fn):
     check(kernel, [x], ref, torch.float32, rtol=1e-5, atol=1e-5)
 
 
+def test_row_softmax_in_the_wgmma_accumulator_layout():
+    from elementwise_kernels import accumulator_softmax_kernel
+    x = torch.randn(64, 64, device="cuda") * 4
+    e = torch.exp(x.double() - x.double().amax(1, keepdim=True))
+    ref = (e / e.sum(1, keepdim=True)).float()
+    check(accumulator_softmax_kernel(), [x], ref, torch.float32, rtol=1e-5, atol=1e-6)
+
+
 def test_reduce_sums_f16_into_f32():
     shape = REDUCE_CASES["cross_warp"][0]
     x = torch.randn(shape, device="cuda", dtype=torch.float16)

@@ -234,6 +234,32 @@ class TileLayout:
         replica = [it for it in rows if it.axis != MEMORY and it.extent > 1]
         return TileLayout(shard, replica).canonicalize()
 
+    def column_vector(self, shape) -> "TileLayout":
+        """The layout of a (rows, 1) column in which every holder of row i of this (rows,
+        columns) register layout holds element i: the rows' iterators (their register slots
+        renumbered densely), and the columns' thread iterators as replicas. A per-row
+        statistic (a row max or sum of the tile) in this layout scales or shifts the tile with
+        no data leaving its thread, and is what a reduction along the columns leaves in every
+        thread of the row.
+
+        >>> from tilemlir.layout import parse_layout
+        >>> acc = parse_layout("S[(4, 2, 8, 4, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]")
+        >>> str(acc.column_vector((64, 32)))
+        'S[(4, 2, 8):(1@wid_in_wg, 1, 4@laneid)] R[(4):(1@laneid)]'
+        """
+        if len(shape) != 2 or self._replica or self._swizzle is not None:
+            raise LayoutError(f"{self}: column_vector takes an unreplicated, unswizzled 2-d "
+                              f"register layout, got shape {list(shape)}")
+        rows, cols = self.canonicalize().group(tuple(shape))
+        slots = sorted((it for it in rows if it.axis == MEMORY), key=lambda it: it.stride)
+        dense, step = {}, 1
+        for it in slots:
+            dense[id(it)] = step
+            step *= it.extent
+        shard = [Iter(it.extent, dense[id(it)]) if it.axis == MEMORY else it for it in rows]
+        replica = [it for it in cols if it.axis != MEMORY and it.extent > 1]
+        return TileLayout(shard, replica).canonicalize()
+
     def tile_to(self, to_shape, atom_shape) -> "TileLayout":
         """This layout (over ``atom_shape``) repeated over ``to_shape``; see algebra.tile_to."""
         return algebra.tile_to(self, to_shape, atom_shape)

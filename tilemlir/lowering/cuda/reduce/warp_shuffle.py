@@ -22,8 +22,19 @@ from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import predicate, register
 from tilemlir.ir import emit
-from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica
+from tilemlir.lowering.cuda.predicates import full_active_lanes
 from tilemlir.lowering.cuda.reduce import rows
+
+
+@predicate("src_unreplicated")
+def src_unreplicated(ctx):
+    """src is not replicated (its copies would be counted twice). dst may be: the butterfly
+    leaves the result in every lane of the row, and `rows` checks that each of dst's holders is
+    one of them (a row statistic in the tile's column_vector layout)."""
+    src = ctx.buffer("src")
+    if src.layout.is_replicated():
+        return f"replicated layout on SRC ({src.layout})"
+    return None
 
 
 @predicate("combinable")
@@ -68,7 +79,7 @@ def shuffle(fn: str, values: list[ir.Value], lane_mask: int) -> list[ir.Value]:
 
 @register("reduce", name="warp_shuffle", priority=20,
           when=[rows.register_tiles, rows.rows_known, rows.types, word_sized, combinable, one_warp_per_row,
-                full_active_lanes, no_replica])
+                full_active_lanes, src_unreplicated])
 def lower_warp_shuffle(ctx):
     """Own slots folded, then shfl.sync.bfly over the lane bits each row is spread over."""
     r = rows._cached(ctx)

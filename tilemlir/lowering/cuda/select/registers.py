@@ -15,7 +15,7 @@ from mlir.dialects import arith
 from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering.cuda import elementwise as ew
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
-from tilemlir.lowering.cuda.predicates import no_replica
+from tilemlir.lowering.cuda.predicates import replicated_alike
 
 
 @predicate("operand_types")
@@ -31,7 +31,7 @@ def operand_types(ctx):
 
 
 @register("select", name="registers", priority=0,
-          when=[ew.registers, operand_types, scope_reaches, no_replica])
+          when=[ew.registers, operand_types, scope_reaches, replicated_alike])
 def lower_select(ctx):
     """Each thread picks between the registers it keeps (selp per slot)."""
     p = ew.plan(ctx, ["cond", "on_true", "on_false"], packable=False)

@@ -26,7 +26,7 @@ from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering.cuda import elementwise as ew
 from tilemlir.lowering.cuda import elementwise_math as fm
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
-from tilemlir.lowering.cuda.predicates import no_replica
+from tilemlir.lowering.cuda.predicates import replicated_alike
 
 
 @predicate("float_tiles")
@@ -55,7 +55,7 @@ def _compute(ctx, fn: str, fast: bool):
 
 
 @register("unary", name="registers", priority=0,
-          when=[ew.registers, float_tiles, scope_reaches, no_replica])
+          when=[ew.registers, float_tiles, scope_reaches, replicated_alike])
 def lower_unary(ctx):
     """Each thread applies fn to the registers it keeps (f16/bf16 through f32, pairs packed)."""
     p = ew.plan(ctx, ["src"], packable=True)
