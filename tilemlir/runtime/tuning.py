@@ -20,48 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import json
-import statistics
 import threading
 from pathlib import Path
-from typing import Callable
 
 from filelock import FileLock
 
 from tilemlir.runtime.compiler import (CacheWarning, cache_root, compile, replace_file,
                                        resolve_target, tool_versions)
-
-
-def do_bench(fn: Callable[[], object], *, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-             flush_l2: bool = True, stream=None) -> float:
-    """Median milliseconds of `fn()` on the GPU, measured with CUDA events around each call after
-    about `warmup_ms` of warm-up calls, for about `rep_ms`; with `flush_l2`, a 256 MiB buffer is
-    overwritten before each timed call so that no call is served by the previous one's L2.
-    Needs torch with CUDA."""
-    import torch
-    stream = stream or torch.cuda.current_stream()
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda") if flush_l2 else None
-    fn()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record(stream)
-    for _ in range(5):
-        fn()
-    end.record(stream)
-    end.synchronize()
-    per_call = max(start.elapsed_time(end) / 5, 1e-3)
-    for _ in range(max(1, int(warmup_ms / per_call))):
-        fn()
-    times = []
-    for _ in range(max(5, int(rep_ms / per_call))):
-        if flush is not None:
-            flush.zero_()
-        begin, finish = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        begin.record(stream)
-        fn()
-        finish.record(stream)
-        times.append((begin, finish))
-    torch.cuda.synchronize()
-    return statistics.median(b.elapsed_time(f) for b, f in times)
+from tilemlir.testing import do_bench  # the one timing routine (CUDA events, L2 flushed, median)
 
 
 class Autotuned:
