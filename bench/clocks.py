@@ -2,6 +2,10 @@
 and power with nvidia-smi, for our kernel and for torch.matmul, to see whether power limits differ.
 
     python bench/clocks.py mma_sync 8192
+
+Not a timing of single launches (that is tilemlir.testing.do_bench's job, in bench/gemm.py): the
+point here is seconds of uninterrupted back-to-back load, no L2 flush or spin between launches,
+while nvidia-smi samples the clock; the TFLOP/s printed is that sustained rate.
 """
 
 import statistics

@@ -12,6 +12,9 @@ For each kernel (and the chip it targets), the median of --runs runs of:
   memory  tilemlir.compile of the same kernel again in the same process (in-memory cache)
 and, once, what starting the compiler process costs the first compile of a process that
 misses the caches (tilemlir.runtime.compile_worker). No GPU is needed.
+
+Timed with time.perf_counter, not tilemlir.testing.do_bench: compiling is host work (nothing
+runs on a GPU), and CUDA events time only GPU work.
 """
 
 from __future__ import annotations

@@ -14,11 +14,12 @@ D[m, n] = sum_k A[m, k] * B[n, k] (B stored N x K, as in the seeds), fp32 accumu
 in the input type. For every (kernel, shape, dtype):
   1. correctness: fresh random-normal inputs, output poisoned with NaN, every element written,
      relative error against a float32 reference (torch on the GPU) below --tolerance;
-  2. timing: several input sets rotated (so L2 does not serve repeats), then the median of
-     --reps CUDA-event timings of single launches, for our kernel (launched through MLIR's CUDA
-     runtime on torch's current stream), torch.matmul(a, b.T) and the Triton kernel on the same
-     tensors, in alternating blocks each preceded by --warmup-ms of back-to-back launches of
-     that kernel.
+  2. timing (tilemlir.testing.do_bench_alternating, the same for all three): several input
+     sets rotated and L2 flushed before each timed launch, then the median of --reps CUDA-event
+     timings of single launches, each queued behind a GPU spin, for our kernel (launched
+     through MLIR's CUDA runtime on torch's current stream), torch.matmul(a, b.T) and the
+     Triton kernel on the same tensors, in alternating blocks each preceded by --warmup-ms of
+     back-to-back launches of that kernel.
 TFLOP/s = 2 M N K / t. A Markdown results file gets the date, GPU, driver, command and table.
 """
 
@@ -27,7 +28,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import math
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -38,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tilemlir  # noqa: E402
 from bench.report import environment, heading  # noqa: E402
+from tilemlir.testing import do_bench_alternating  # noqa: E402
 
 DEFAULT_SHAPES = ["8192x8192x8192", "4096x4096x4096", "2048x2048x2048", "4096x4096x512",
                   "16384x1024x4096", "4096x28672x4096", "4096x4096x14336", "4000x4000x4000",
@@ -98,46 +99,30 @@ def describe(kernel) -> str:
     return ":".join(f"{k}={v}" for k, v in config.items()) if config else ""
 
 
-SPIN_US = 50
-SPIN_CYCLES = SPIN_US * 2000            # at the H200's ~2 GHz SM clock
+SPIN_US = 50     # each timed launch queued behind a GPU spin (tilemlir.testing.do_bench)
+BLOCKS = 2       # timed blocks per kernel, the kernels alternating block by block
 
 
-def median_times_ms(fns, input_sets, reps: int, warmup_ms: float, blocks: int = 2) -> list[float]:
-    """Median CUDA-event time of single launches of each function.
+def median_times_ms(fns, input_sets, reps: int, warmup_ms: float) -> list[float]:
+    """Median CUDA-event time of single launches of each function, every one timed the same way
+    by tilemlir.testing.do_bench_alternating.
 
     The GPU is power-limited under sustained GEMM load and its clock settles at a different
     value for each kernel (measured: ours ~1635 MHz, cuBLAS ~1410 MHz at 8192^3). So each
     function is timed in its own blocks, each block preceded by `warmup_ms` of back-to-back
     launches of that function (the clock settles for it), the functions alternating block by
-    block; the reps are split across the blocks and the input sets rotate.
+    block; the reps are split across the blocks, the input sets rotate and L2 is flushed
+    before each timed launch.
 
-    Each timed launch is queued behind a GPU spin of about SPIN_US microseconds
-    (torch.cuda._sleep), so the GPU is still busy while the host queues the start event, the
-    launch and the end event: the events then bracket the kernel's GPU time only, not the
-    host's launch overhead (which differs per library and is measured on its own by
-    bench/launch_overhead.py). Without it a 40 us GEMM also timed the Python launch path.
+    Each timed launch is queued behind a GPU spin of about SPIN_US microseconds, so the GPU is
+    still busy while the host queues the start event, the launch and the end event: the
+    events then bracket the kernel's GPU time only, not the host's launch overhead (which
+    differs per library and is measured on its own by bench/launch_overhead.py). Without it a
+    40 us GEMM also timed the Python launch path.
     """
-    stream = torch.cuda.current_stream()
-    times = [[] for _ in fns]
-    per_block = max(1, reps // blocks)
-    for _ in range(blocks):
-        for fn, out in zip(fns, times):
-            start, i = time.perf_counter(), 0
-            while (time.perf_counter() - start) * 1e3 < warmup_ms or i < 3:
-                fn(*input_sets[i % len(input_sets)])
-                i += 1
-                if i % 8 == 0:
-                    torch.cuda.synchronize()
-            for i in range(per_block):
-                args = input_sets[i % len(input_sets)]
-                begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                torch.cuda._sleep(SPIN_CYCLES)
-                begin.record(stream)
-                fn(*args)
-                end.record(stream)
-                end.synchronize()
-                out.append(begin.elapsed_time(end))
-    return [statistics.median(t) for t in times]
+    timings = do_bench_alternating(fns, blocks=BLOCKS, reps=reps, warmup_ms=warmup_ms,
+                                   args=input_sets, spin_us=SPIN_US)
+    return [t.median for t in timings]
 
 
 def check(kernel, m, n, k, dtype, tolerance: float) -> float:
@@ -185,10 +170,12 @@ def run_one(name, shape, dtype_name, args) -> dict:
 def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
     lines = heading(f"GEMM benchmark: {', '.join(args.kernels)} vs torch.matmul (cuBLAS) and "
                     f"Triton", env) + [
-             f"- method: D = A.B^T (B stored N x K); {args.sets} input sets rotated; median of "
+             f"- method: D = A.B^T (B stored N x K); timed by tilemlir.testing.do_bench_alternating, "
+             f"the same for every kernel: {args.sets} input sets rotated, L2 flushed (256 MiB "
+             f"overwritten) before each timed launch; median of "
              f"{args.reps} CUDA-event timings of single launches per kernel, each queued behind a "
              f"{SPIN_US} us GPU spin so that the events time the kernel, not the host's launch "
-             f"overhead (bench/launch_overhead.py measures that), taken in 2 blocks per "
+             f"overhead (bench/launch_overhead.py measures that), taken in {BLOCKS} blocks per "
              f"kernel (ours, cuBLAS, Triton, ours, cuBLAS, Triton), each block after "
              f"{args.warmup_ms:.0f} ms of back-to-back warm-up launches of that kernel (the "
              f"power-limited clock settles per kernel); ours launched through MLIR's CUDA runtime "

@@ -34,6 +34,9 @@ def _add(x_ptr, y_ptr, out_ptr, n, BLOCK: tl.constexpr):
 
 
 def per_call_us(fn, calls: int, repeats: int) -> float:
+    # Host wall-clock time on purpose, not tilemlir.testing.do_bench: what is measured is the
+    # host's work per call (the GPU work is tiny and runs behind it); CUDA events would time
+    # the GPU, which do_bench's spin_us option exists precisely to keep this overhead out of.
     for _ in range(200):
         fn()
     torch.cuda.synchronize()
