@@ -47,6 +47,9 @@ PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTIO
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 CAUSAL = {"true": [True], "false": [False], "both": [False, True]}
 REFERENCE_CHUNK_BYTES = 2 << 30          # float32 scores of this many bytes per reference step
+# Largest relative error of ours against the float32 reference, about 10x what torch's own
+# backends show on these inputs (H200, torch 2.11: 2.9e-4 float16, 2.3e-3 bfloat16).
+TOLERANCE = {"float16": 3e-3, "bfloat16": 2e-2}
 
 
 def load_ours():
@@ -126,9 +129,10 @@ def run_case(B, H, S, D, dtype, causal, ours_fn, args) -> dict:
             if bad:
                 raise AssertionError(f"{bad} output elements are NaN or infinite (not written?)")
             row["err"]["ours"] = errors(out, ref)
-            if not row["err"]["ours"]["rel"] < args.tolerance:
+            tolerance = args.tolerance or TOLERANCE[dtype]
+            if not row["err"]["ours"]["rel"] < tolerance:
                 raise AssertionError(f"relative error {row['err']['ours']['rel']:.2e} >= "
-                                     f"{args.tolerance}")
+                                     f"{tolerance}")
             fns["ours"] = lambda: ours_fn(q, k, v, causal=causal)
         except Exception as err:  # one failing case must not hide the peers' numbers
             row["ours_error"] = f"{type(err).__name__}: {err}"[:300]
@@ -192,8 +196,10 @@ def markdown(env: dict, rows: list[dict], args, ours_missing: str | None) -> str
         f"block after {args.warmup_ms:g} ms of warm-up calls",
         "- TFLOP/s = 4 B H S^2 D / t (half that causal); ours / X = ratio of TFLOP/s (above 1: "
         "ours faster)",
-        f"- correctness before timing: float32 reference (torch math, no TF32); ours must be "
-        f"finite everywhere and within relative (Frobenius) error {args.tolerance:g}",
+        "- correctness before timing: float32 reference (torch math, no TF32); ours must be "
+        "finite everywhere and within relative (Frobenius) error "
+        + (f"{args.tolerance:g}" if args.tolerance else
+           ", ".join(f"{v:g} ({k})" for k, v in TOLERANCE.items())),
     ]
     if ours_missing:
         lines.append(f"- ours not measured: {ours_missing}")
@@ -239,8 +245,9 @@ def main() -> None:
     p.add_argument("--warmup-ms", type=float, default=100.0,
                    help="warm-up before each timed block, in milliseconds")
     p.add_argument("--spin-us", type=float, default=50.0)
-    p.add_argument("--tolerance", type=float, default=2e-2,
-                   help="largest relative error of ours against the float32 reference")
+    p.add_argument("--tolerance", type=float, default=None,
+                   help="largest relative error of ours against the float32 reference "
+                        "(default: 3e-3 float16, 2e-2 bfloat16)")
     p.add_argument("--peers-only", action="store_true", help="do not import or time ours")
     p.add_argument("--quick", action="store_true",
                    help="one case (seq 4096, head dim 128, float16, not causal), 10 reps")

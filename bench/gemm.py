@@ -99,11 +99,10 @@ def describe(kernel) -> str:
     return ":".join(f"{k}={v}" for k, v in config.items()) if config else ""
 
 
-SPIN_US = 50     # each timed launch queued behind a GPU spin (tilemlir.testing.do_bench)
 BLOCKS = 2       # timed blocks per kernel, the kernels alternating block by block
 
 
-def median_times_ms(fns, input_sets, reps: int, warmup_ms: float) -> list[float]:
+def median_times_ms(fns, input_sets, reps: int, warmup_ms: float, spin_us: float) -> list[float]:
     """Median CUDA-event time of single launches of each function, every one timed the same way
     by tilemlir.testing.do_bench_alternating.
 
@@ -114,14 +113,14 @@ def median_times_ms(fns, input_sets, reps: int, warmup_ms: float) -> list[float]
     block; the reps are split across the blocks, the input sets rotate and L2 is flushed
     before each timed launch.
 
-    Each timed launch is queued behind a GPU spin of about SPIN_US microseconds, so the GPU is
+    Each timed launch is queued behind a GPU spin of about `spin_us` microseconds, so the GPU is
     still busy while the host queues the start event, the launch and the end event: the
     events then bracket the kernel's GPU time only, not the host's launch overhead (which
     differs per library and is measured on its own by bench/launch_overhead.py). Without it a
     40 us GEMM also timed the Python launch path.
     """
     timings = do_bench_alternating(fns, blocks=BLOCKS, reps=reps, warmup_ms=warmup_ms,
-                                   args=input_sets, spin_us=SPIN_US)
+                                   args=input_sets, spin_us=spin_us)
     return [t.median for t in timings]
 
 
@@ -157,7 +156,8 @@ def run_one(name, shape, dtype_name, args) -> dict:
     from triton_matmul import matmul_nt
     matmul_nt(*sets[0])                                    # autotune outside the timings
     ours, peer, tri = median_times_ms([kernel, lambda a, b, d: torch.matmul(a, b.T, out=d),
-                                       matmul_nt], sets, args.reps, args.warmup_ms)
+                                       matmul_nt], sets, args.reps, args.warmup_ms,
+                                      args.spin_us)
     flops = 2.0 * m * n * k
     return dict(kernel=name, shape=f"{m}x{n}x{k}", dtype=dtype_name,
                 ours_tflops=flops / ours / 1e9, cublas_tflops=flops / peer / 1e9,
@@ -174,7 +174,7 @@ def write_markdown(path: Path, env: dict, rows: list[dict], args) -> None:
              f"the same for every kernel: {args.sets} input sets rotated, L2 flushed (256 MiB "
              f"overwritten) before each timed launch; median of "
              f"{args.reps} CUDA-event timings of single launches per kernel, each queued behind a "
-             f"{SPIN_US} us GPU spin so that the events time the kernel, not the host's launch "
+             f"{args.spin_us:g} us GPU spin so that the events time the kernel, not the host's launch "
              f"overhead (bench/launch_overhead.py measures that), taken in {BLOCKS} blocks per "
              f"kernel (ours, cuBLAS, Triton, ours, cuBLAS, Triton), each block after "
              f"{args.warmup_ms:.0f} ms of back-to-back warm-up launches of that kernel (the "
@@ -212,6 +212,8 @@ def main() -> None:
     p.add_argument("--reps", type=int, default=50)
     p.add_argument("--warmup-ms", type=float, default=1000.0,
                    help="back-to-back launches before each timed block, in milliseconds")
+    p.add_argument("--spin-us", type=float, default=50.0,
+                   help="GPU spin queued before each timed launch (0: none), microseconds")
     p.add_argument("--sets", type=int, default=4)
     p.add_argument("--checks", type=int, default=2)
     p.add_argument("--tolerance", type=float, default=1e-2)
