@@ -23,6 +23,9 @@ timed). Then all are timed by tilemlir.testing.do_bench_alternating, the same wa
 and a GPU spin before each timed call, median of --reps CUDA-event timings in alternating
 blocks, each after its own warm-up. FLOPs = 4 B H S^2 D, half that with the causal mask;
 ours / X is the ratio of TFLOP/s (above 1: ours is faster).
+
+Batch 8 at S = 16384 as well: the default run (24 cases, peers only) takes about 50 s on an
+H200, with about 6 GiB of tensors at most (results/2026-12-01-bench-dobench/attention-sdpa-peers.md).
 """
 
 from __future__ import annotations
