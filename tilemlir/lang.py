@@ -26,7 +26,7 @@ from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
 from tilemlir.layout import (MmaSync, R, S, TCol, Tcgen05Mma, TileLayout, TLane, Wgmma, laneid,
                              tcgen05_accumulator_layout, tid_in_wg, warpid, wgid,
-                             wgmma_accumulator_layout, wid_in_wg)
+                             wgmma_a_layout, wgmma_accumulator_layout, wid_in_wg)
 from tilemlir.layout import mma_shared_layout as _mma_shared_layout
 from tilemlir.runtime.compiler import compile_kernel
 
@@ -70,5 +70,5 @@ __all__ = [
     "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
-    "wgmma_accumulator_layout", "wid_in_wg",
+    "wgmma_a_layout", "wgmma_accumulator_layout", "wid_in_wg",
 ]

@@ -21,7 +21,7 @@ gpu.module @m {
     "tile.cta_sync"() : () -> ()
     // expected-error@+2 {{async-proxy read of shared memory by 'tile.gemm_async' (operand A) may see the generic-proxy write by 'tile.copy' (operand DST) at }}
     // expected-error@+1 {{async-proxy read of shared memory by 'tile.gemm_async' (operand B) may see the generic-proxy write by 'tile.copy' (operand DST) at }}
-    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }
@@ -45,7 +45,7 @@ gpu.module @m {
     "tile.cta_sync"() : () -> ()
     "tile.copy_async"(%b, %g, %bar) {scope = "thread"} : (!A, !G, !llvm.ptr) -> ()
     "tile.copy"(%c, %g) {scope = "cta"} : (!A, !G) -> ()
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }
@@ -70,7 +70,7 @@ gpu.module @m {
     scf.for %i = %c0 to %c4 step %c1 {
       // expected-error@+2 {{async-proxy read of shared memory by 'tile.gemm_async' (operand A) may see the generic-proxy write by 'tile.copy' (operand DST) at }}
       // expected-error@+1 {{async-proxy read of shared memory by 'tile.gemm_async' (operand B) may see the generic-proxy write by 'tile.copy' (operand DST) at }}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
       "tile.cta_sync"() : () -> ()
       "tile.copy"(%a, %g) {scope = "cta"} : (!A, !G) -> ()
       "tile.cta_sync"() : () -> ()
@@ -123,7 +123,7 @@ gpu.module @m {
     "tile.cta_sync"() : () -> ()
     // expected-error@+2 {{async-proxy read of shared memory by 'tile.gemm_async' (operand A) may see the generic-proxy write by 'tile.copy_async' (operand DST) at }}
     // expected-error@+1 {{'tile.gemm_async' (operand B) may see the generic-proxy write by 'tile.copy' (operand DST) at }}
-    "tile.gemm_async"(%acc, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!R, !A, !A, i1) -> ()
+    "tile.gemm_async"(%acc, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!R, !A, !A, i1) -> ()
     gpu.return
   }
 }

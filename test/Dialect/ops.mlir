@@ -24,8 +24,8 @@ func.func @buffers(%p: !llvm.ptr, %addr: i32, %i: index) {
   "tile.gemm"(%r, %r, %r, %r) {alpha = 1.0 : f32, beta = 0.0 : f32, scope = "warp",
       transpose_a = false, transpose_b = true, dispatch = "mma.m16n8k*"} : (!R, !R, !R, !R) -> ()
   %true = arith.constant true
-  // CHECK: "tile.gemm_async"({{.*}}) {cta_group = 1 : i64, scope = "thread"}
-  "tile.gemm_async"(%t, %s, %s, %true) {cta_group = 1 : i64, scope = "thread"} : (!T, !SH, !SH, i1) -> ()
+  // CHECK: "tile.gemm_async"({{.*}}) {cta_group = 1 : i64, scope = "thread", transpose_b = false}
+  "tile.gemm_async"(%t, %s, %s, %true) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!T, !SH, !SH, i1) -> ()
   // CHECK: "tile.elect_sync"() : () -> i1
   %e = "tile.elect_sync"() : () -> i1
   // CHECK: "tile.fence"() {kind = "proxy_async_shared"}

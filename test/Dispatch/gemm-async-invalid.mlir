@@ -15,7 +15,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): target: wgmma.mma_async is not available on sm_100a}}
-    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }
@@ -34,7 +34,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): dtypes: A is f32, needs f16 or bf16; B is f32, needs f16 or bf16}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -53,7 +53,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{dtypes: A is i8, needs f16 or bf16; B is i8, needs f16 or bf16; D is i32, the accumulator must be f32}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -74,7 +74,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): dtypes: A is f16 but B is bf16: inputs must have one type}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !B, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !B, i1) -> ()
     }
     gpu.return
   }
@@ -93,7 +93,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): dtypes: D is f16, the accumulator must be f32}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -114,7 +114,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): shared_operands: needs A, B in shared; A is in global}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !G, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !G, !A, i1) -> ()
     }
     gpu.return
   }
@@ -133,7 +133,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): tmem_operands: needs D in tmem; D is in local}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -154,7 +154,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): cta_group::1 kind::f16 takes M in (64, 128), got M=96}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !B, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !B, i1) -> ()
     }
     gpu.return
   }
@@ -175,7 +175,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{cta_group::1 with M=128 takes N a multiple of 16 (CUTLASS's rule), got N=24}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !B, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !B, i1) -> ()
     }
     gpu.return
   }
@@ -196,7 +196,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): K=24 is not a multiple of 16 (one MMA instruction's K)}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !B, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !B, i1) -> ()
     }
     gpu.return
   }
@@ -218,7 +218,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{A's layout S[(128, 64):(64, 1)] is not the K-major MMA layout of a 128x64 f16 tile with none swizzle, which is S[(16, 8, 8, 8):(512, 8, 64, 1)]}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !R, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !R, !A, i1) -> ()
     }
     gpu.return
   }
@@ -239,7 +239,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{B starts at byte 16896 of shared memory, not on the 1024-byte repeat of the 128B layout}}
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -259,7 +259,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{D[16, 0] is at TMEM lane 16, column 0, but tcgen05.mma M=64 cta_group::1 writes it at lane 32, column 0 (D's layout must be S[(4, 16, 64):(32@TLane, 1@TLane, 1@TCol)] from its first element)}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -275,7 +275,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %d = "tile.tmem"(%t) : (i32) -> !D
     // expected-error@+1 {{tcgen05 (priority 10): single_thread: up to 128 threads of the 128-thread block reach the op, but tcgen05.mma is issued by one thread}}
-    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }
@@ -292,7 +292,7 @@ gpu.module @m {
     %elected = "tile.elect_sync"() : () -> i1
     scf.if %elected {
       // expected-error@+1 {{single_thread: up to 4 threads of the 128-thread block reach the op}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -312,7 +312,7 @@ gpu.module @m {
     %low = arith.cmpi ult, %tid, %c64 : index
     scf.if %low {
       // expected-error@+1 {{single_thread: up to 64 threads of the 128-thread block reach the op}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -327,7 +327,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %d = "tile.tmem"(%t) : (i32) -> !D
     // expected-error@+1 {{single_thread: scope 'warpgroup': tcgen05.mma is issued by a single thread}}
-    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }
@@ -346,7 +346,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{B has 128 rows but needs 64 (its share of the CTA pair's N=128)}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 2 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 2 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -366,7 +366,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): D reaches TMEM column 575; tensor memory has 512 columns}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -431,7 +431,7 @@ gpu.module @m {
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
       // expected-error@+1 {{tcgen05 (priority 10): target: tcgen05 (tensor memory) is not available on sm_90a}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -449,7 +449,7 @@ gpu.module @m {
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): D[0, 2] is held by lane 0 of the warpgroup but wgmma m64n128k16 puts it in lane 1; the wgmma accumulator layout is S[(4, 2, 8, 16, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]}}
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }
@@ -463,7 +463,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): whole_warpgroup: scope 'warp': wgmma is issued by a whole warpgroup (scope 'warpgroup')}}
-    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warp"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warp", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }
@@ -481,7 +481,7 @@ gpu.module @m {
     %low = arith.cmpi ult, %tid, %c64 : index
     scf.if %low {
       // expected-error@+1 {{wgmma (priority 10): whole_warpgroup: the op sits under a branch at}}
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -498,7 +498,7 @@ gpu.module @m {
     %b = "tile.alloc_shared"() {offset = 16384 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): M=96 is not a multiple of 64 (wgmma is m64nNk16)}}
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }
@@ -514,7 +514,7 @@ gpu.module @m {
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): wgmma takes N a multiple of 8 in [8, 256], got N=264}}
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }
@@ -529,8 +529,8 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.global"(%p) : (!llvm.ptr) -> !G
     %d = "tile.alloc_local"() : () -> !D
-    // expected-error@+1 {{wgmma (priority 10): shared_operands: needs A, B in shared; B is in global}}
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !G, i1) -> ()
+    // expected-error@+1 {{wgmma (priority 10): shared_operands: needs B in shared; B is in global}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !G, i1) -> ()
     gpu.return
   }
 }
@@ -543,7 +543,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): target: wgmma.mma_async is not available on sm_80}}
-    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !A, i1) -> ()
+    "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !A, i1) -> ()
     gpu.return
   }
 }

@@ -61,7 +61,7 @@ gpu.module @m {
       %elected = "tile.elect_sync"() : () -> i1
       scf.if %elected {
         %accum = arith.cmpi ne, %i, %c0 : index
-        "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"} : (!T128, !A, !A, i1) -> ()
+        "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!T128, !A, !A, i1) -> ()
       }
     }
     gpu.return
@@ -105,7 +105,7 @@ gpu.module @m {
     %tid = gpu.thread_id x
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
-      "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }
@@ -140,7 +140,7 @@ gpu.module @m {
     %tid = gpu.thread_id x
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 2 : i64, scope = "thread"} : (!D, !A, !B, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 2 : i64, scope = "thread", transpose_b = false} : (!D, !A, !B, i1) -> ()
     }
     gpu.return
   }
@@ -175,7 +175,7 @@ gpu.module @m {
     %tid = gpu.thread_id x
     %first = arith.cmpi eq, %tid, %c0 : index
     scf.if %first {
-      "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 2 : i64, scope = "thread"} : (!Dv, !A, !B, i1) -> ()
+      "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 2 : i64, scope = "thread", transpose_b = false} : (!Dv, !A, !B, i1) -> ()
     }
     gpu.return
   }
@@ -202,7 +202,7 @@ gpu.module @m {
     %elected = "tile.elect_sync"() : () -> i1
     %issuer = arith.andi %warp5, %elected : i1
     scf.if %issuer {
-      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread"} : (!D, !A, !A, i1) -> ()
+      "tile.gemm_async"(%d, %a, %a, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = false} : (!D, !A, !A, i1) -> ()
     }
     gpu.return
   }

@@ -44,7 +44,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     "tile.async_wait"() {kind = "wgmma", pending = 0 : i64} : () -> ()
     gpu.return
   }
@@ -78,7 +78,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
-    "tile.gemm_async"(%d, %a, %b, %true) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %true) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }
@@ -104,7 +104,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 2048 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
-    "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }
@@ -133,7 +133,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
-    "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }
@@ -164,7 +164,7 @@ gpu.module @m {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 2048 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
-    "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "warpgroup"} : (!D, !A, !B, i1) -> ()
+    "tile.gemm_async"(%d, %a, %b, %false) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }

@@ -33,7 +33,7 @@
 // V1: %[[ELECT:.*]] = "tile.elect_sync"() : () -> i1
 // V1: scf.if %[[ELECT]]
 // V1: %[[FALSE:.*]] = arith.constant false
-// V1: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[FALSE]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread"}
+// V1: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[FALSE]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread", transpose_b = false}
 // V1: "tile.tcgen05_commit"
 // V1: "tile.mbarrier_wait"(%{{.*}}, %{{.*}}) {scope = "cta"} : (!llvm.ptr<3>, i32) -> ()
 // V1-NOT: scf.for
@@ -46,8 +46,8 @@
 // V3: "tile.slice"(%{{.*}}, %{{.*}}, %{{.*}}) {static_offsets = array<i64: -9223372036854775808, -9223372036854775808>}
 // V2: %[[ACC:.*]] = arith.cmpi ne, %[[I]], %{{.*}} : index
 // V3: %[[ACC:.*]] = arith.cmpi ne, %[[I]], %{{.*}} : index
-// V2: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[ACC]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread"}
-// V3: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[ACC]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread"}
+// V2: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[ACC]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread", transpose_b = false}
+// V3: "tile.gemm_async"(%{{.*}}, %[[AS]], %[[BS]], %[[ACC]]) {cta_group = 1 : i64, dispatch = "tcgen05", scope = "thread", transpose_b = false}
 // V2: "tile.mbarrier_wait"(%{{.*}}, %[[PHASE]]) {scope = "cta"} : (!llvm.ptr<3>, i32) -> ()
 // V2-NEXT: %[[ONE:.*]] = arith.constant 1 : i32
 // V2-NEXT: %[[FLIP:.*]] = arith.xori %[[PHASE]], %[[ONE]] : i32

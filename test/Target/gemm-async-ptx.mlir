@@ -113,7 +113,7 @@ module attributes {gpu.container_module} {
       scf.if %warp0 {
         %elected = "tile.elect_sync"() : () -> i1
         scf.if %elected {
-          "tile.gemm_async"(%d_t, %a_s, %b_s, %false) {cta_group = 1 : i64, scope = "thread"}
+          "tile.gemm_async"(%d_t, %a_s, %b_s, %false) {cta_group = 1 : i64, scope = "thread", transpose_b = false}
               : (!T128, !As, !As, i1) -> ()
           "tile.tcgen05_commit"(%bar_p) {cta_group = 1 : i64} : (!llvm.ptr<3>) -> ()
         }
@@ -163,7 +163,7 @@ module attributes {gpu.container_module} {
       "tile.copy"(%b_s, %b_r) {scope = "warpgroup"} : (!Bs, !Br) -> ()
       "tile.fence"() {kind = "proxy_async_shared"} : () -> ()
       "tile.cta_sync"() : () -> ()
-      "tile.gemm_async"(%d, %a_s, %b_s, %acc) {cta_group = 1 : i64, scope = "warpgroup"}
+      "tile.gemm_async"(%d, %a_s, %b_s, %acc) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false}
           : (!Dr, !As, !Bs, i1) -> ()
       "tile.async_wait"() {kind = "wgmma", pending = 0 : i64} : () -> ()
       "tile.copy"(%d_g, %d) {scope = "warpgroup"} : (!Dg, !Dr) -> ()

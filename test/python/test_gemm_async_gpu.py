@@ -82,7 +82,7 @@ def kernel_text(case: Case) -> str:
         "Bs": _buf((n, k), t, "shared", b_smem),
         "D": _buf((m, n), "f32", "local", wgmma_accumulator_layout(m, n)),
     }
-    gemm = '"tile.gemm_async"(%d, {a}, {b}, {acc}) {{cta_group = 1 : i64, scope = "warpgroup"}}' \
+    gemm = '"tile.gemm_async"(%d, {a}, {b}, {acc}) {{cta_group = 1 : i64, scope = "warpgroup", transpose_b = false}}' \
            ' : (!D, {at}, {bt}, i1) -> ()'
     wait = '"tile.async_wait"() {kind = "wgmma", pending = 0 : i64} : () -> ()'
     if case.schedule == "loop":

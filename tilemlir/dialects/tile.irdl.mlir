@@ -182,13 +182,17 @@ irdl.dialect @tile {
   }
 
   // D (+)= A . B^T issued asynchronously on the tensor cores (tcgen05 or wgmma); `accum` (i1)
-  // says whether D's old value is accumulated into. B is stored N x K, as in the seeds.
+  // says whether D's old value is accumulated into. B is stored N x K, as in the seeds, or
+  // K x N with `transpose_b` (D (+)= A . B: an MN-major B, e.g. attention's V tile).
   irdl.operation @gemm_async {
     %d = irdl.base @tile::@buf
     %a = irdl.base @tile::@buf
     %b = irdl.base @tile::@buf
     %accum = irdl.is i1
     %group = irdl.base "#builtin.integer"
+    %true = irdl.is true
+    %false = irdl.is false
+    %tb = irdl.any_of(%true, %false)
     %thread = irdl.is "thread"
     %warp = irdl.is "warp"
     %wg = irdl.is "warpgroup"
@@ -196,7 +200,7 @@ irdl.dialect @tile {
     %cluster = irdl.is "cluster"
     %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
     irdl.operands(d: %d, a: %a, b: %b, accum: %accum)
-    irdl.attributes { "cta_group" = %group, "scope" = %scope }
+    irdl.attributes { "cta_group" = %group, "scope" = %scope, "transpose_b" = %tb }
   }
 
   irdl.operation @cast {

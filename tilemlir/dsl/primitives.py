@@ -88,14 +88,21 @@ class Scope:
         _op("gemm", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _buffer(C, "C")],
             attrs, dispatch)
 
-    def gemm_async(self, D, A, B, accum=False, cta_group: int = 1,
+    def gemm_async(self, D, A, B, accum=False, cta_group: int = 1, transpose_B: bool = False,
                    dispatch: str | None = None) -> None:
+        """D (+)= A . B^T with B (N x K), or D (+)= A . B with transpose_B=True and B (K x N)
+        (an MN-major B in shared memory, e.g. attention's V tile); A in shared memory or, for
+        wgmma, in registers with the layout tilemlir.lang.wgmma_a_layout(M, K)."""
+        if not isinstance(transpose_B, bool):
+            raise KernelError(f"gemm_async: transpose_B must be True or False, got "
+                              f"{transpose_B!r}")
         if cta_group == 2:
             from tilemlir.dispatch.cta_pair import leader_only_reason
             reason = leader_only_reason(ir.InsertionPoint.current.block, "gemm_async")
             if reason:
                 raise KernelError(reason)
-        attrs = dict(self._scope(), cta_group=_i64_attr(cta_group))
+        attrs = dict(self._scope(), cta_group=_i64_attr(cta_group),
+                     transpose_b=ir.BoolAttr.get(transpose_B))
         _op("gemm_async", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _bool(accum)],
             attrs, dispatch)
 

@@ -19,7 +19,7 @@ from .axes import (AXIS_BOUNDS, AXIS_ORDER, HOLDER_AXES, MEMORY, Axis, Iter, Str
 from .builders import R, S
 from .errors import LayoutError
 from .instructions import (MmaSync, Tcgen05Mma, Wgmma, tcgen05_accumulator_layout,
-                           wgmma_accumulator_layout)
+                           wgmma_a_layout, wgmma_accumulator_layout)
 from .mma import mma_shared_layout, mma_shared_strides, row_major_layout
 from .swizzle import ELEM_BITS, SWIZZLE_MODES, Swizzle, swizzle_for
 from .text import from_attr_text, parse_layout, to_attr_text
@@ -32,5 +32,6 @@ __all__ = [
     "TCol", "TLane", "cta_x", "cta_y", "cta_z", "laneid", "memory", "tid_in_wg", "tx", "warpid", "wgid",
     "wid_in_wg",
     "from_attr_text", "mma_shared_layout", "mma_shared_strides", "parse_layout", "row_major_layout",
-    "swizzle_for", "tcgen05_accumulator_layout", "to_attr_text", "wgmma_accumulator_layout",
+    "swizzle_for", "tcgen05_accumulator_layout", "to_attr_text", "wgmma_a_layout",
+    "wgmma_accumulator_layout",
 ]

@@ -8,8 +8,9 @@ operands lives, as numpy arrays for the lowerings' checks and as layouts for ker
     Tcgen05Mma(m, n, cta_group)   tcgen05.mma: one thread, accumulator in tensor memory
 
 The shape rules also answer with a reason string (None when legal), which a lowering turns into
-a rejection. ``wgmma_accumulator_layout`` and ``tcgen05_accumulator_layout`` are the kernel
-language's names for the accumulator layouts (exported by tilemlir.lang).
+a rejection. ``wgmma_accumulator_layout``, ``wgmma_a_layout`` (wgmma's A in registers) and
+``tcgen05_accumulator_layout`` are the kernel language's names for the fragment layouts
+(exported by tilemlir.lang).
 """
 
 from __future__ import annotations
@@ -189,15 +190,63 @@ class Wgmma:
     def accumulator_layout(self, m: int) -> TileLayout:
         """The (m, n) accumulator in registers, as a layout (slot = block * n / 2 + register)."""
         self._check_rows(m)
-        n = self.n
-        rows = [Iter(m // self.m, n // 2),           # M-block: the next n/2 registers
-                Iter(4, 1, "wid_in_wg"),             # 16-row slab of each warp
-                Iter(2, 2),                          # rows +8: registers {2, 3} of each group of 4
-                Iter(8, 4, "laneid")]                # row in the 8-row group: lane / 4
-        cols = [Iter(n // 8, 4),                     # 8-column group: 4 registers each
-                Iter(4, 1, "laneid"),                # column pair: lane % 4
-                Iter(2, 1)]                          # the pair's two columns: consecutive registers
-        return TileLayout([it for it in rows + cols if it.extent > 1])
+        return _fragment_layout(m, self.n)
+
+    @classmethod
+    def a_fragment(cls, m: int, k: int):
+        """(lane, warp, M block, K step, position) arrays over an (m, k) A held in registers.
+
+        A wgmma whose A comes from registers (16-bit inputs) reads, per K step of 16, four b32
+        registers of each thread, each two elements: position ``p`` (0..7) is half ``p % 2`` of
+        register ``p / 2``. Thread ``t = 32 * w + l`` holds, at position ``p`` of step ``j``::
+
+            row = 16 * w + l / 4 + 8 * ((p / 2) % 2)    col = 16 * j + 8 * (p / 4) + 2 * (l % 4) + p % 2
+
+        which is the accumulator's formula with register ``8 * j + p``: the f32 accumulator of
+        an m64nK wgmma holds in each thread exactly the elements that thread holds of A.
+        """
+        _check_a_shape(m, k)
+        r, c = np.indices((m, k))
+        row, col = r % cls.m, c % 16
+        lane = (row % 8) * 4 + (col % 8) // 2
+        position = (col // 8) * 4 + ((row % 16) // 8) * 2 + col % 2
+        return lane, row // 16, r // cls.m, c // 16, position
+
+
+def _fragment_layout(m: int, n: int) -> TileLayout:
+    """The (m, n) wgmma register fragment: slot = (m block) * n / 2 + register."""
+    rows = [Iter(m // Wgmma.m, n // 2),          # M-block: the next n/2 registers
+            Iter(4, 1, "wid_in_wg"),             # 16-row slab of each warp
+            Iter(2, 2),                          # rows +8: registers {2, 3} of each group of 4
+            Iter(8, 4, "laneid")]                # row in the 8-row group: lane / 4
+    cols = [Iter(n // 8, 4),                     # 8-column group: 4 registers each
+            Iter(4, 1, "laneid"),                # column pair: lane % 4
+            Iter(2, 1)]                          # the pair's two columns: consecutive registers
+    return TileLayout([it for it in rows + cols if it.extent > 1])
+
+
+def _check_a_shape(m: int, k: int) -> None:
+    if not isinstance(m, int) or m <= 0 or m % Wgmma.m:
+        raise LayoutError(f"a wgmma A in registers has M a positive multiple of 64, got {m!r}")
+    if not isinstance(k, int) or k <= 0 or k % 16:
+        raise LayoutError(f"a wgmma A in registers has K a positive multiple of 16 (16-bit "
+                          f"inputs), got {k!r}")
+
+
+def wgmma_a_layout(m: int, k: int) -> TileLayout:
+    """The (m, k) 16-bit A operand of ``m / 64`` x ``k / 16`` wgmma .m64nNk16 instructions, in
+    registers: slot = (m block) * k / 2 + 8 * (k step) + position (Wgmma.a_fragment).
+
+    It is the accumulator layout with k columns, so an f32 accumulator of N columns cast to
+    f16 / bf16 in place is the A of the next wgmma with K = N (attention's P . V):
+
+    >>> wgmma_a_layout(64, 64) == wgmma_accumulator_layout(64, 64)
+    True
+    >>> str(wgmma_a_layout(64, 16))
+    'S[(4, 2, 8, 2, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]'
+    """
+    _check_a_shape(m, k)
+    return _fragment_layout(m, k)
 
 
 def wgmma_accumulator_layout(m: int, n: int) -> TileLayout:

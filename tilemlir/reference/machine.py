@@ -543,8 +543,10 @@ class Machine:
         if _int_attr(op, "cta_group") != 1:
             raise InterpretError("cta_group=2 (CTA pairs) is not modelled")
         d, a, b, accum = op.operands
+        transpose_b = ir.BoolAttr(op.attributes["transpose_b"]).value    # B stored K x N
         for group in self._groups(op, mask):
-            result = self._whole(a, group, "A") @ self._whole(b, group, "B").T
+            B = self._whole(b, group, "B")
+            result = self._whole(a, group, "A") @ (B if transpose_b else B.T)
             if self._same_value(accum, group, "accum"):
                 result = result + self._whole(d, group, "D")
             write(self._window(d), group, result[None])

@@ -9,6 +9,8 @@
   descriptor format for .kind::tf32, .kind::f16, .kind::f8f6f4 and .kind::i8".
 * :class:`KMajorTile`, :func:`kmajor_smem_descriptor`, :func:`advance_descriptor`
   -- fill a descriptor from a K-major tile in shared memory and step it along K.
+* :class:`MNMajorTile` -- the same for an MN-major (K x MN, MN contiguous) tile, wgmma's
+  ``imm-trans`` = 1 operands (attention's V as B).
 
 Section numbers are those of PTX ISA 8.7/8.8/9.0; the anchors on
 docs.nvidia.com/cuda/parallel-thread-execution are
@@ -53,6 +55,7 @@ __all__ = [
     "Tcgen05SmemDescriptor",
     "Tcgen05InstrDescriptor",
     "KMajorTile",
+    "MNMajorTile",
     "kmajor_smem_descriptor",
     "advance_descriptor",
     "descriptor_start_address",
@@ -598,6 +601,88 @@ class KMajorTile:
     def tcgen05_descriptor(self, k0: int = 0) -> int:
         start, lbo, sbo = self._fields(k0)
         return Tcgen05SmemDescriptor(start, lbo, sbo, 0, 0, self.swizzle).encode()
+
+
+@dataclass(frozen=True)
+class MNMajorTile:
+    """An MN-major ``(k, mn)`` operand tile (MN contiguous) at byte ``address`` of shared memory.
+
+    The layout is ``mma_shared_layout(elem_bits, swizzle, (k, mn))`` of :mod:`tilemlir.layout`
+    read with K as its rows (the one TMA writes with a box ``k x W`` per MN-chunk), possibly with
+    other strides between its 8-row groups and between its chunks (a row window of a taller
+    buffer):
+
+    * swizzled (W = 128 / 64 / 32 bytes): MN-chunks ``W`` bytes wide ("swizzle atoms"); inside
+      a chunk K row r starts at ``r * W``.  The PTX ISA canonical MN-major layout is, in
+      16-byte units, ``((W/16, n), (8, k)) : ((1, LBO), (W/16, SBO))``, so LBO = ``mn_stride``
+      (bytes between the atoms along MN) and SBO = ``k_group_stride`` (bytes between 8-row
+      groups along K, ``8 * W`` for rows one after another).
+    * "none" (interleaved): 8 x 16-byte core matrices (8 K rows of 8 16-bit MN elements):
+      ``((1, n), (8, k)) : ((X, SBO), (1, LBO))``, so the roles swap: SBO = ``mn_stride``
+      (bytes between core matrices along MN), LBO = ``k_group_stride`` (between 8-row groups).
+
+    CUTLASS's ``make_gmma_desc<Major::MN>`` reads the same fields off its canonical layouts.
+    A K step (16 rows of 16-bit elements) moves the start address by two 8-row groups; the
+    tile and every chunk start on the swizzle repeat, so the base offset is 0.
+    """
+
+    elem_bits: int
+    swizzle: str
+    k: int
+    mn: int
+    address: int
+    k_group_stride: int
+    mn_stride: int
+
+    @property
+    def chunk_elems(self) -> int:
+        """MN elements per swizzle atom (swizzled) or per core-matrix row ("none")."""
+        width = _SWIZZLE_WIDTH.get(self.swizzle, _CORE_ROW_BYTES)
+        return width * 8 // self.elem_bits
+
+    def strides(self) -> tuple[int, int]:
+        """``(lbo, sbo)`` in bytes, as the descriptor holds them."""
+        if self.swizzle == "none":
+            return self.k_group_stride, self.mn_stride
+        return self.mn_stride, self.k_group_stride
+
+    def check(self) -> Optional[str]:
+        if self.elem_bits != 16:
+            return f"MN-major tiles are described for 16-bit elements, got {self.elem_bits!r}"
+        if self.swizzle not in ("none", *_SWIZZLE_WIDTH):
+            return f"swizzle must be one of ('128B', '64B', '32B', 'none'), got {self.swizzle!r}"
+        if not isinstance(self.k, int) or self.k <= 0 or self.k % 16:
+            return f"K must be a positive multiple of 16 (one MMA-K step), got {self.k!r}"
+        if not isinstance(self.mn, int) or self.mn <= 0 or self.mn % self.chunk_elems:
+            return (f"MN must be a positive multiple of {self.chunk_elems} ({self.swizzle} "
+                    f"chunk of {self.elem_bits}-bit elements), got {self.mn!r}")
+        rep = SWIZZLE_REPEAT_BYTES.get(self.swizzle)
+        if rep:
+            for name, value in (("address", self.address), ("k_group_stride", self.k_group_stride),
+                                ("mn_stride", self.mn_stride)):
+                if _as_int(value) is None or value % rep:
+                    return (f"{name} of a {self.swizzle}-swizzled MN-major tile must be a "
+                            f"multiple of its {rep}-byte repeat (else the base offset is "
+                            f"non-zero), got {value}")
+        lbo, sbo = self.strides()
+        return _first(_addr_reason("address", self.address), _addr_reason("lbo", lbo),
+                      _addr_reason("sbo", sbo))
+
+    def k_offset_bytes(self, k0: int) -> int:
+        """Start-address offset of the sub-tile starting at K row ``k0`` (a multiple of 16)."""
+        if k0 < 0 or k0 % 16:
+            raise DescriptorError(f"k0 = {k0} is not on a 16-row MMA-K step")
+        if k0 >= self.k:
+            raise DescriptorError(f"k0 = {k0} is outside the tile's K = {self.k}")
+        return (k0 // _CORE_ROWS) * self.k_group_stride
+
+    def wgmma_descriptor(self, k0: int = 0) -> int:
+        reason = self.check()
+        if reason:
+            raise DescriptorError(reason)
+        lbo, sbo = self.strides()
+        return WgmmaSmemDescriptor(self.address + self.k_offset_bytes(k0), lbo, sbo, 0,
+                                   self.swizzle).encode()
 
 
 def kmajor_smem_descriptor(

@@ -31,10 +31,11 @@ Operands. D lives in tensor memory with the layout the instruction writes
 (layout/instructions.Tcgen05Mma: the PTX data path layout of M and
 cta_group), possibly a static or dynamic column window of a larger allocation; A (M x K) and
 B (N x K) are K-major tiles in shared memory with an MMA layout (any swizzle mode), each
-starting on its swizzle repeat. With cta_group 2 the operands are this CTA's share of the CTA
-pair's MMA (the PTX convention: the same descriptors and TMEM address are used in both CTAs):
-D and A hold M / 2 rows, B holds N / 2 rows; only the even CTA of the pair may issue, which the
-kernel must ensure (it is not checked here).
+starting on its swizzle repeat (`transpose_b`, an MN-major B, is only the wgmma variant's).
+With cta_group 2 the operands are this CTA's share of the CTA pair's MMA (the PTX convention:
+the same descriptors and TMEM address are used in both CTAs): D and A hold M / 2 rows, B holds
+N / 2 rows; only the even CTA of the pair may issue, which the kernel must ensure (it is not
+checked here).
 
 N: the PTX ISA allows multiples of 8 (cta_group 1) or 16 (cta_group 2) up to 256; for M = 128
 with cta_group 1 this variant asks for multiples of 16, as CUTLASS's SM100 MMA atoms do.
@@ -136,8 +137,17 @@ def _emit(ctx, a: operands.SmemOperand, b: operands.SmemOperand, idesc: int, gro
                          accumulate if i == 0 else always)
 
 
+@predicate("k_major_b")
+def k_major_b(ctx):
+    """B stored N x K: this variant builds K-major descriptors only."""
+    if ctx.attr("transpose_b"):
+        return ("transpose_b: B stored K x N (MN-major) is not implemented for tcgen05.mma "
+                "(its instruction descriptor's transpose-B bit is not set here)")
+    return None
+
+
 @register("gemm_async", name="tcgen05", priority=10,
-          when=[target_supports("tcgen05"), single_thread, cta_group,
+          when=[target_supports("tcgen05"), single_thread, cta_group, k_major_b,
                 operands_in("shared", "a", "b"), operands_in("tmem", "d"), operands.dtypes])
 def lower_tcgen05(ctx):
     """K / 16 tcgen05.mma kind::f16 from shared-memory descriptors into a TMEM accumulator."""
@@ -147,9 +157,9 @@ def lower_tcgen05(ctx):
     reason = shape_error(m, n, group)
     if reason:
         raise Reject(reason)
-    if dims.b_rows * group != n:
+    if dims.b_n * group != n:
         share = "" if group == 1 else f" (its share of the CTA pair's N={n})"
-        raise Reject(f"B has {dims.b_rows} rows but needs {n // group}{share}")
+        raise Reject(f"B has {dims.b_n} rows but needs {n // group}{share}")
     a = operands.smem_operand(ctx, "a")
     b = operands.smem_operand(ctx, "b")
     try:
