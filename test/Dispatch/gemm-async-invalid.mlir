@@ -418,6 +418,28 @@ gpu.module @m {
   }
 }
 
+// -----
+
+// An MN-major B (transpose_b) is the wgmma variant's only.
+!A = !tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>
+!B = !tile.buf<array<i64: 64, 128>, f16, "shared", #tile.layout<"S[(64, 2, 64):(64, 4096, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 128, 128>, f32, "tmem", #tile.layout<"S[(128, 128):(1@TLane, 1@TCol)]">>
+gpu.module @m {
+  gpu.func @tcgen05_transposed_b(%t: i32, %accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
+    %b = "tile.alloc_shared"() {offset = 16384 : i64} : () -> !B
+    %d = "tile.tmem"(%t) : (i32) -> !D
+    %tid = gpu.thread_id x
+    %first = arith.cmpi eq, %tid, %c0 : index
+    scf.if %first {
+      // expected-error@+1 {{tcgen05 (priority 10): k_major_b: transpose_b: B stored K x N (MN-major) is not implemented for tcgen05.mma}}
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread", transpose_b = true} : (!D, !A, !B, i1) -> ()
+    }
+    gpu.return
+  }
+}
+
 //--- sm90a.mlir
 // tcgen05 does not exist on Hopper; wgmma rejects the TMEM accumulator and the scope.
 !A = !tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>
@@ -531,6 +553,123 @@ gpu.module @m {
     %d = "tile.alloc_local"() : () -> !D
     // expected-error@+1 {{wgmma (priority 10): shared_operands: needs B in shared; B is in global}}
     "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !G, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// A plain row-major (K, N) tile is not a layout the tensor cores read MN-major.
+!A = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!B = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)]">>
+!D = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @transposed_b_row_major(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): B's layout S[(64, 64):(64, 1)] is not an MN-major MMA layout of a 64x64 (K x N) tile with none swizzle: element [1, 0] is 64 elements from [0, 0], the layout of rows of 8-element chunks (e.g. tilemlir.layout.mma_shared_layout(16, 'none', (64, 64))) puts it at 8}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = true} : (!D, !A, !B, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// N = 32 is half a 128B swizzle row: such a B needs the 64B mode.
+!A = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!B = !tile.buf<array<i64: 64, 32>, f16, "shared", #tile.layout<"S[(64, 32):(32, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 32>, f32, "local", #tile.layout<"S[(4, 2, 8, 4, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @transposed_b_narrow(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): B (64x32, K x N) with 128B swizzle needs N a multiple of 64 (one 128-byte row) and K a multiple of 16}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = true} : (!D, !A, !B, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// With transpose_b, B's columns are N.
+!A = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!B = !tile.buf<array<i64: 64, 128>, f16, "shared", #tile.layout<"S[(64, 2, 64):(64, 4096, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @transposed_b_wrong_n(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): B has 128 columns (B is K x N with transpose_b) but D has N=64 columns}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = true} : (!D, !A, !B, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+!A = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!B = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @transposed_b_misaligned(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8704 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): B starts at byte 8704 of shared memory, not on the 1024-byte repeat of the 128B layout (the descriptor's base offset would be non-zero)}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = true} : (!D, !A, !B, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// A in registers must be the wgmma A fragment (a row per thread pair is not).
+!A = !tile.buf<array<i64: 64, 64>, f16, "local", #tile.layout<"S[(64, 2, 32):(2@tid_in_wg, 1@tid_in_wg, 1)]">>
+!B = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @register_a_not_the_fragment(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_local"() : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): A[0, 2] is held by lane 0 of the warpgroup but wgmma with A in registers reads it from lane 1; the wgmma A layout is S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)] (tilemlir.lang.wgmma_a_layout)}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+// An f32 accumulator is A only after a cast to f16 / bf16.
+!A = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+!B = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @register_a_f32(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_local"() : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): dtypes: A is f32, needs f16 or bf16}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = true} : (!D, !A, !B, i1) -> ()
+    gpu.return
+  }
+}
+
+// -----
+
+!A = !tile.buf<array<i64: 64, 64>, f16, "global", #tile.layout<"S[(64, 64):(64, 1)]">>
+!B = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(4, 2, 8, 8, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @a_in_global(%p: !llvm.ptr, %accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.global"(%p) : (!llvm.ptr) -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    // expected-error@+1 {{wgmma (priority 10): a_operand: A is in global; wgmma reads A from shared memory or from registers (local)}}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }
 }

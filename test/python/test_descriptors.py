@@ -23,6 +23,7 @@ from tilemlir.lowering.cuda.descriptors import (
     WGMMA_SWIZZLE_CODES,
     DescriptorError,
     KMajorTile,
+    MNMajorTile,
     Tcgen05InstrDescriptor,
     Tcgen05SmemDescriptor,
     WgmmaSmemDescriptor,
@@ -546,3 +547,66 @@ def test_mlir_nvgpu_wgmma_descriptor_matches():
     consts = {int(v) for v in re.findall(r"llvm\.mlir\.constant\((-?\d+) : i64\)", out)}
     assert KMajorTile(16, "128B", 128, 64, 0).wgmma_descriptor() in consts, out
     assert {46, 50} <= consts  # (addr << 46) >> 50 == (addr & 0x3FFFF) >> 4
+
+
+# --------------------------------------------------------------------------------------
+# MN-major tiles (wgmma imm-trans = 1): the descriptor read back as the PTX ISA's canonical
+# MN-major layout lands every element where mma_shared_layout((K, MN)) stores it
+# --------------------------------------------------------------------------------------
+
+
+def _canonical_mn_major_bytes(desc: int, k: int, n: int, mode: str):
+    """Byte address (before the swizzle) of element (k, n) of an MN-major operand at `desc`:
+    the PTX ISA canonical layouts, in 16-byte units, swizzled ((W/16, n), (8, k)) :
+    ((1, LBO), (W/16, SBO)), interleaved ((1, n), (8, k)) : ((X, SBO), (1, LBO))."""
+    f = WgmmaSmemDescriptor.decode(desc)
+    lbo, sbo = f.leading_byte_offset, f.stride_byte_offset
+    if mode == "none":
+        return f.start_address + (n // 8) * sbo + (n % 8) * 2 + (k // 8) * lbo + (k % 8) * 16
+    width = {"128B": 128, "64B": 64, "32B": 32}[mode]
+    atom = width // 2
+    return (f.start_address + (n // atom) * lbo + (n % atom) * 2 + (k // 8) * sbo
+            + (k % 8) * width)
+
+
+@pytest.mark.parametrize("mode, k, mn", [("128B", 64, 128), ("128B", 128, 64), ("64B", 32, 64),
+                                         ("32B", 32, 48), ("none", 32, 24)])
+def test_mn_major_descriptor_addresses_the_mma_shared_layout(mode, k, mn):
+    from tilemlir.layout import mma_shared_layout
+    layout = mma_shared_layout(16, mode, (k, mn)).replace(swizzle=None)
+    stored = layout.evaluate_all((k, mn))["m"] * 2          # bytes, before the swizzle
+    strides = mma_shared_layout(16, mode, (k, mn))
+    group = int(strides.evaluate_coord((8, 0), (k, mn))["m"]) * 2
+    chunk = {"128B": 64, "64B": 32, "32B": 16, "none": 8}[mode]
+    along = int(strides.evaluate_coord((0, chunk), (k, mn))["m"]) * 2 if mn > chunk else 16384
+    tile = MNMajorTile(16, mode, k, mn, 0, group, along)
+    for k0 in range(0, k, 16):
+        desc = tile.wgmma_descriptor(k0)
+        for kk in range(16):
+            for n in range(mn):
+                assert _canonical_mn_major_bytes(desc, kk, n, mode) == stored[k0 + kk, n]
+
+
+def test_mn_major_fields_and_k_step():
+    # (K = 64, N = 128) f16, 128B: chunks 64 rows x 128 B = 8192 B apart, 8-row groups 1024 B
+    t = MNMajorTile(16, "128B", 64, 128, 0, 1024, 8192)
+    d = WgmmaSmemDescriptor.decode(t.wgmma_descriptor())
+    assert (d.leading_byte_offset, d.stride_byte_offset, d.swizzle) == (8192, 1024, "128B")
+    assert WgmmaSmemDescriptor.decode(t.wgmma_descriptor(48)).start_address == 6 * 1024
+    # interleaved: the roles swap (LBO along K, SBO along MN)
+    t = MNMajorTile(16, "none", 32, 16, 0, 256, 128)
+    d = WgmmaSmemDescriptor.decode(t.wgmma_descriptor(16))
+    assert (d.leading_byte_offset, d.stride_byte_offset, d.start_address) == (256, 128, 512)
+
+
+@pytest.mark.parametrize("tile, words", [
+    (MNMajorTile(16, "128B", 64, 32, 0, 1024, 8192), "MN must be a positive multiple of 64"),
+    (MNMajorTile(16, "128B", 24, 64, 0, 1024, 8192), "K must be a positive multiple of 16"),
+    (MNMajorTile(16, "128B", 64, 128, 0, 1024, 4608), "mn_stride of a 128B-swizzled MN-major tile"),
+    (MNMajorTile(8, "128B", 64, 128, 0, 1024, 8192), "16-bit elements"),
+    (MNMajorTile(16, "none", 32, 16, 0, 256, 1 << 18), "sbo = 262144 does not fit"),
+])
+def test_mn_major_tiles_the_descriptor_cannot_hold_are_refused(tile, words):
+    assert words in tile.check()
+    with pytest.raises(DescriptorError):
+        tile.wgmma_descriptor()

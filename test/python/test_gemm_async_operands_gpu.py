@@ -14,13 +14,12 @@ The attention case chains S = Q . K^T (shared A and B), P = f16(S) by tile.cast 
 accumulator fragment is the A fragment), O = P . V (P in registers, V transposed).
 """
 
-from __future__ import annotations
-
 import re
 from dataclasses import dataclass
 
 import pytest
 
+import tilemlir.lang as T
 from tilemlir.layout import mma_shared_layout
 from tilemlir.layout.instructions import wgmma_a_layout, wgmma_accumulator_layout
 
@@ -347,4 +346,119 @@ def test_attention_chain_matches_torch(torch_on_sm90a, case):
     v = torch.randn(case.kv, case.d, device="cuda", generator=gen).to(dtype)
     p = (q.float() @ k.float().T).to(dtype)             # the kernel rounds S to P the same way
     ref = p.float() @ v.float()
+    check(kernel, [q, k, v], ref, torch.float32, rtol=2e-2, atol=2e-2)
+
+
+# ------------------------------------------------------------------------------ the language
+Tx = T.tile
+
+
+def attention_kernel(kv: int, d: int, dtype: str):
+    """The attention block above in the kernel language, with its operands loaded by TMA as a
+    FlashAttention kernel does: V (kv x d) lands in mma_shared_layout(dtype, "128B", (kv, d)),
+    one (kv x 64) box per 64 columns, and is B of P . V with transpose_B=True."""
+    q_layout = T.mma_shared_layout(dtype, "128B", (64, d))
+    kv_layout = T.mma_shared_layout(dtype, "128B", (kv, d))
+    tile_bytes = (64 + 2 * kv) * d * 2
+
+    @T.prim_func
+    def attention(Q: T.Buffer((64, d), dtype), K: T.Buffer((kv, d), dtype),
+                  V: T.Buffer((kv, d), dtype), O: T.Buffer((64, d), "float32")):
+        T.cta_id([1])
+        warp = T.warp_id_in_wg([4])
+        pool = T.SMEMPool()
+        bar = pool.alloc((1,), "uint64", align=8)
+        pool.move_base_to(1024)
+        Qs = pool.alloc((64, d), dtype, layout=q_layout)
+        Ks = pool.alloc((kv, d), dtype, layout=kv_layout)
+        Vs = pool.alloc((kv, d), dtype, layout=kv_layout)
+        pool.commit()
+        if warp == 0:
+            if T.ptx.elect_sync():
+                T.ptx.mbarrier.init(bar.ptr_to([0]), 1)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+        if warp == 0:
+            if T.ptx.elect_sync():
+                T.ptx.mbarrier.arrive_expect_tx(bar.ptr_to([0]), tile_bytes)
+                Tx.copy_async(Qs[:, :], Q[:, :], bar.ptr_to([0]))
+                Tx.copy_async(Ks[:, :], K[:, :], bar.ptr_to([0]))
+                Tx.copy_async(Vs[:, :], V[:, :], bar.ptr_to([0]))
+        T.ptx.mbarrier.try_wait(bar.ptr_to([0]), 0)
+        S = T.alloc_local((64, kv), "float32", layout=T.wgmma_accumulator_layout(64, kv))
+        Tx.wg.gemm_async(S, Qs[:, :], Ks[:, :], accum=False)
+        T.ptx.wgmma.wait_group(0)
+        P = T.alloc_local((64, kv), dtype, layout=T.wgmma_a_layout(64, kv))
+        Tx.wg.cast(P, S)
+        Out = T.alloc_local((64, d), "float32", layout=T.wgmma_accumulator_layout(64, d))
+        Tx.wg.gemm_async(Out, P, Vs[:, :], accum=False, transpose_B=True)
+        T.ptx.wgmma.wait_group(0)
+        Tx.wg.copy(O[:, :], Out)
+
+    return attention
+
+
+LANGUAGE = [(128, 128, "float16"), (64, 64, "bfloat16")]
+
+
+@pytest.mark.parametrize("kv, d, dtype", LANGUAGE)
+def test_attention_in_the_language_compiles(kv, d, dtype):
+    import tilemlir
+    kernel = attention_kernel(kv, d, dtype)
+    text = str(kernel.build())
+    assert text.count("transpose_b = true") == 1 and text.count("transpose_b = false") == 1
+    ptx = tilemlir.compile(kernel, target="sm_90a", cache=False).ptx
+    t = {"float16": "f16", "bfloat16": "bf16"}[dtype]
+    assert ptx.count(f"cvt.rn.{t}x2.f32") == kv // 4
+    assert ptx.count(f"wgmma.mma_async.sync.aligned.m64n{d}k16.f32.{t}.{t} ") >= kv // 16
+    assert re.search(r"\{%r\d+, %r\d+, %r\d+, %r\d+\}, %rd\d+, p, 1, 1, 1;", ptx)
+    _assemble(ptx)
+
+
+@pytest.mark.parametrize("kv, d", [(128, 128), (64, 64)])
+def test_attention_in_the_language_runs_in_the_interpreter(kv, d):
+    """tilemlir.interpret (numpy) reads P from the registers its layout names and B as K x N."""
+    import numpy as np
+    import tilemlir
+    np_dtype, dtype = np.float16, "float16"          # numpy has no bfloat16 arrays
+    rng = np.random.default_rng(kv + d)
+    q = (rng.standard_normal((64, d)) / d ** 0.5).astype(np_dtype)
+    k = rng.standard_normal((kv, d)).astype(np_dtype)
+    v = rng.standard_normal((kv, d)).astype(np_dtype)
+    out = np.full((64, d), np.nan, np.float32)
+    tilemlir.interpret(attention_kernel(kv, d, dtype), q, k, v, out)
+    p = (q.astype(np.float32) @ k.astype(np.float32).T).astype(np_dtype).astype(np.float32)
+    np.testing.assert_allclose(out, p @ v.astype(np.float32), rtol=1e-5, atol=1e-5)
+
+
+def test_transpose_b_must_be_a_bool():
+    layout = T.mma_shared_layout("float16", "128B", (64, 64))
+
+    @T.prim_func
+    def bad(O: T.Buffer((64, 64), "float32")):
+        T.cta_id([1])
+        T.warp_id_in_wg([4])
+        pool = T.SMEMPool()
+        As = pool.alloc((64, 64), "float16", layout=layout)
+        pool.commit()
+        acc = T.alloc_local((64, 64), "float32", layout=T.wgmma_accumulator_layout(64, 64))
+        Tx.wg.gemm_async(acc, As[:, :], As[:, :], transpose_B=1)
+
+    with pytest.raises(T.KernelError, match="transpose_B must be True or False, got 1"):
+        bad.build()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kv, d, dtype", LANGUAGE)
+def test_attention_in_the_language_matches_torch(torch_on_sm90a, kv, d, dtype):
+    torch = torch_on_sm90a
+    import tilemlir
+    from gpu_check import check
+    kernel = tilemlir.compile(attention_kernel(kv, d, dtype), target="sm_90a")
+    tdtype = _torch_dtype(torch, {"float16": "f16", "bfloat16": "bf16"}[dtype])
+    gen = torch.Generator(device="cuda").manual_seed(kv * 7 + d)
+    q = (torch.randn(64, d, device="cuda", generator=gen) / d ** 0.5).to(tdtype)
+    k = torch.randn(kv, d, device="cuda", generator=gen).to(tdtype)
+    v = torch.randn(kv, d, device="cuda", generator=gen).to(tdtype)
+    ref = (q.float() @ k.float().T).to(tdtype).float() @ v.float()
     check(kernel, [q, k, v], ref, torch.float32, rtol=2e-2, atol=2e-2)

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from tilemlir.layout import LayoutError
-from tilemlir.layout.instructions import MMA_SYNC, MmaSync, Tcgen05Mma, Wgmma
+from tilemlir.layout.instructions import (MMA_SYNC, MmaSync, Tcgen05Mma, Wgmma, wgmma_a_layout,
+                                          wgmma_accumulator_layout)
 
 
 @pytest.mark.parametrize("inst", MMA_SYNC, ids=lambda i: f"{i.name}.{i.input_type}")
@@ -30,6 +31,25 @@ def test_wgmma_accumulator_layout_is_its_fragment(m, n):
     assert np.array_equal(held["m"], block * (n // 2) + register)
 
 
+@pytest.mark.parametrize("m, k", [(64, 16), (64, 128), (128, 64), (64, 512)])
+def test_wgmma_a_layout_is_the_register_a_fragment(m, k):
+    held = wgmma_a_layout(m, k).evaluate_all((m, k))
+    lane, warp, block, step, position = Wgmma.a_fragment(m, k)
+    assert np.array_equal(held["laneid"], lane) and np.array_equal(held["wid_in_wg"], warp)
+    assert np.array_equal(held["m"], block * (k // 2) + step * 8 + position)
+
+
+@pytest.mark.parametrize("m, n", [(64, 64), (64, 128), (128, 256)])
+def test_an_accumulator_holds_per_thread_what_the_a_fragment_of_the_next_wgmma_needs(m, n):
+    """The FA3 trick: the m x n accumulator and the m x n A (K = n) put every element in the
+    same thread and register position, so casting one into the other moves no data."""
+    lane, warp, block, register = Wgmma(n).accumulator_fragment(m)
+    a_lane, a_warp, a_block, step, position = Wgmma.a_fragment(m, n)
+    assert np.array_equal(lane, a_lane) and np.array_equal(warp, a_warp)
+    assert np.array_equal(block, a_block) and np.array_equal(register, step * 8 + position)
+    assert wgmma_a_layout(m, n) == wgmma_accumulator_layout(m, n)
+
+
 @pytest.mark.parametrize("m, n, group", [(64, 32, 1), (128, 256, 1), (128, 64, 2), (256, 128, 2)])
 def test_tcgen05_accumulator_covers_its_lanes_once(m, n, group):
     mma = Tcgen05Mma(m, n, group)
@@ -46,6 +66,8 @@ def test_tcgen05_accumulator_covers_its_lanes_once(m, n, group):
     (lambda: Wgmma(260), "wgmma takes N a multiple of 8 in [8, 256], got N=260"),
     (lambda: Wgmma(64, "f64"), "ab_type must be one of"),
     (lambda: Wgmma(64).accumulator_layout(96), "M a positive multiple of 64, got 96"),
+    (lambda: wgmma_a_layout(96, 16), "A in registers has M a positive multiple of 64, got 96"),
+    (lambda: wgmma_a_layout(64, 24), "K a positive multiple of 16 (16-bit inputs), got 24"),
     (lambda: Tcgen05Mma(96, 64), "takes M in (64, 128), got M=96"),
     (lambda: Tcgen05Mma(128, 24, 2), "takes N a multiple of 16 in [16, 256], got N=24"),
 ])
