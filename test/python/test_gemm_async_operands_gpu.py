@@ -133,7 +133,8 @@ def kernel_text(case: Case) -> str:
             "scf.for %k0 = %c0 to %cK step %cLOOP {",
             f'  %ak = "tile.slice"(%a_s, %k0) {{static_offsets = array<i64: 0, {DYNAMIC}>}}'
             f' : (!As, index) -> !Ak',
-            f'  %bk = "tile.slice"(%b_s, %k0) {{static_offsets = {b_offsets}}} : (!Bs, index) -> !Bk',
+            f'  %bk = "tile.slice"(%b_s, %k0) {{static_offsets = {b_offsets}}}'
+            f' : (!Bs, index) -> !Bk',
             "  %acc = arith.cmpi ne, %k0, %c0 : index",
             "  " + gemm.format(a="%ak", b="%bk", acc="%acc", at="!Ak", bt="!Bk"),
             "  " + wait,

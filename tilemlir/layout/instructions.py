@@ -200,7 +200,8 @@ class Wgmma:
         registers of each thread, each two elements: position ``p`` (0..7) is half ``p % 2`` of
         register ``p / 2``. Thread ``t = 32 * w + l`` holds, at position ``p`` of step ``j``::
 
-            row = 16 * w + l / 4 + 8 * ((p / 2) % 2)    col = 16 * j + 8 * (p / 4) + 2 * (l % 4) + p % 2
+            row = 16 * w + l / 4 + 8 * ((p / 2) % 2)
+            col = 16 * j + 8 * (p / 4) + 2 * (l % 4) + p % 2
 
         which is the accumulator's formula with register ``8 * j + p``: the f32 accumulator of
         an m64nK wgmma holds in each thread exactly the elements that thread holds of A.

@@ -26,7 +26,9 @@ docs/notes/nvvm-builders.md, "Shared-memory address for descriptors".
 
 Verification: the wgmma encoding, :class:`KMajorTile` (all four swizzle modes)
 and the K step ran on an H200 through wgmma (nvvm-builders.md, "Hardware
-check"); the tcgen05 encodings are checked against the PTX ISA tables, CUTLASS's
+check"); :class:`MNMajorTile` is checked against the PTX ISA canonical MN-major
+layouts and CUTLASS's make_gmma_desc<Major::MN> (its GPU tests are in
+test_gemm_async_operands_gpu.py); the tcgen05 encodings are checked against the PTX ISA tables, CUTLASS's
 bitfields and upstream NVVM's ``tcgen05.mma_smem_desc`` (no sm_100 GPU here).
 
 Encoders validate their fields: ``check()`` returns a reason string (or ``None``),

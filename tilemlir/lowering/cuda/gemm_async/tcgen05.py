@@ -6,7 +6,8 @@ Before (seed 000: one elected thread of warp 0 multiplies 128x64 A and B tiles h
 
     %d = "tile.slice"(%tmem) {static_offsets = array<i64: 0, 0>} : (!T512) -> !T128
     scf.if %warp0_elected {
-      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread"}
+      "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "thread",
+                                            transpose_b = false}
           : (!tile.buf<[128, 128], f32, "tmem", S[(128, 128):(1@TLane, 1@TCol)]>,
              !tile.buf<[128, 64], f16, "shared", S[(128, 64):(64, 1)] o Sw<3,3,3>>,
              !tile.buf<[128, 64], f16, "shared", S[(128, 64):(64, 1)] o Sw<3,3,3>>, i1) -> ()

@@ -3,7 +3,8 @@
 Before (a warpgroup multiplies a 64x64 A and a 128x64 B, both 128B-swizzled in shared memory,
 into a 64x128 f32 accumulator held in registers as the wgmma fragment):
 
-    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup"}
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup",
+                                          transpose_b = false}
         : (!tile.buf<[64, 128], f32, "local", wgmma_accumulator_layout(64, 128)
                         = S[(4, 2, 8, 16, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]>,
            !tile.buf<[64, 64], f16, "shared", S[(64, 64):(64, 1)] o Sw<3,3,3>>,
@@ -57,7 +58,9 @@ step of 16 rows advances the start address by two 8-row groups (2048 bytes for 1
 A in registers ("RS"): A is a "local" (M x K) f16 / bf16 tile in the layout
 tilemlir.lang.wgmma_a_layout(M, K) (any slot order, as for D). Each K step of each M block
 reads four b32 registers per thread, packed from A's slots before the fence, and the
-instruction is written as inline PTX (nvvm.wgmma.mma_async takes A only as a descriptor):
+instruction is written as inline PTX (nvvm.wgmma.mma_async takes A only as a descriptor; MLIR
+22's nvvm.inline_ptx aborts on read-write operands in gpu-lower-to-nvvm-pipeline and mis-ties
+them next to read-only ones, hence llvm.inline_asm with the constraints spelled out):
 
     %a0 = bitcast (vector<2xf16> [slot p0, slot p1]) : i32   ... %a3
     nvvm.wgmma.fence.aligned
