@@ -15,7 +15,7 @@
 // window into storage: tile.slice and tile.view make new windows, tile.storage exposes the raw
 // storage (an LLVM pointer, or the i32 TMEM address) once dispatch needs it.
 //
-// Primitives (copy, copy_async, gemm, gemm_async, cast, fill, unary, binary, select, reduce)
+// Primitives (copy, copy_async, gemm, gemm_async, cast, fill, iota, unary, binary, select, reduce)
 // carry an execution `scope` ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute
 // `dispatch` naming the variant to use. The tile-dispatch pass replaces each primitive with the
 // IR of the best variant registered for it, or reports why none applies. Synchronisation ops
@@ -227,6 +227,23 @@ irdl.dialect @tile {
     %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
     irdl.operands(dst: %dst, value: %value)
     irdl.attributes { "scope" = %scope }
+  }
+
+  // dst[i0, i1, ...] = i_axis + offset: each thread writes the coordinates of the elements its
+  // registers hold (a register tile of f32 or i32), for masks built with compare and select.
+  // Without `offset` the coordinates start at 0; `offset` has dst's element type.
+  irdl.operation @iota {
+    %dst = irdl.base @tile::@buf
+    %offset = irdl.any
+    %axis = irdl.base "#builtin.integer"
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, offset: optional %offset)
+    irdl.attributes { "axis" = %axis, "scope" = %scope }
   }
 
   // ---------------------------------------------------------------- elementwise math

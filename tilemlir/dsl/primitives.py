@@ -13,6 +13,7 @@ Every primitive takes `dispatch="variant"` to pin the variant the dispatcher use
 from __future__ import annotations
 
 from mlir import ir
+from mlir.dialects import arith
 
 from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar
@@ -113,6 +114,21 @@ class Scope:
         buf = _buffer(dst, "dst")
         v = as_scalar(value, dst.dtype)
         _op("fill", [buf, v.value], self._scope(), dispatch)
+
+    def iota(self, dst, axis: int, offset=0, dispatch: str | None = None) -> None:
+        """dst[i0, i1, ...] = i_axis + offset, in the registers of the threads holding each
+        element (an f32 or i32 register tile; f32 is exact up to 2**24). `offset` is a number
+        or a device value (an integer index, e.g. from T.cta_id, is converted as a signed
+        integer). For masks: iota the row and column indices, then compare and select."""
+        buf = _buffer(dst, "dst")
+        rank = len(dst.shape)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+            raise KernelError(f"Tx.iota: axis must be an integer in [{-rank}, {rank}) for a "
+                              f"{rank}-d dst, got {axis!r}")
+        operands = [buf]
+        if isinstance(offset, Scalar) or offset != 0:
+            operands.append(_iota_offset(offset, dst.dtype))
+        _op("iota", operands, dict(self._scope(), axis=_i64_attr(axis % rank)), dispatch)
 
 
     # ------------------------------------------------------------------ elementwise math
@@ -244,6 +260,34 @@ def _operand(x, elem: ir.Type | None, what: str) -> ir.Value:
                               f"it first")
         return as_scalar(x, elem).value
     raise KernelError(f"{what} must be a buffer or a number, got {type(x).__name__}")
+
+
+def _iota_offset(offset, elem: ir.Type) -> ir.Value:
+    """iota's offset as a value of the tile's element type; integers convert as signed (an
+    offset such as `q0 - k0` may be negative), an index through i32."""
+    if isinstance(offset, bool) or not isinstance(offset, (Scalar, int, float)):
+        raise KernelError(f"Tx.iota: offset must be a number or a device value, got "
+                          f"{type(offset).__name__}")
+    if not isinstance(offset, Scalar):
+        return as_scalar(offset, elem).value
+    t = offset.type
+    if t == elem:
+        return offset.value
+    is_int = isinstance(t, ir.IndexType) or (isinstance(t, ir.IntegerType)
+                                             and ir.IntegerType(t).width > 1)
+    if is_int and isinstance(elem, ir.FloatType):
+        v = arith.index_cast(emit.i32(), offset.value) if isinstance(t, ir.IndexType) \
+            else offset.value
+        return arith.sitofp(elem, v)
+    if is_int and isinstance(elem, ir.IntegerType):
+        if isinstance(t, ir.IndexType):
+            return arith.index_cast(elem, offset.value)
+        wider = ir.IntegerType(t).width < ir.IntegerType(elem).width
+        return (arith.extsi if wider else arith.trunci)(elem, offset.value)
+    if isinstance(t, ir.FloatType) and isinstance(elem, ir.FloatType):
+        return as_scalar(offset, elem).value
+    raise KernelError(f"Tx.iota: offset is a {t} value but the tile holds {elem}; convert it "
+                      f"first")
 
 
 class TileNamespace(Scope):

@@ -80,21 +80,31 @@ def fit_thread_affine(values) -> ThreadAffine | None:
     """
     values = np.asarray(values, dtype=np.int64)
     count = len(values)
-    fields: list[list] = []
+    weights = []
     divisor = 1
     for radix in thread_radices(count):
-        weight = int(values[divisor] - values[0])
+        weights.append(int(values[divisor] - values[0]))
+        divisor *= radix
+    fit = digit_fields(weights, count)
+    if not np.array_equal(fit.evaluate(np.arange(count, dtype=np.int64)), values - values[0]):
+        return None
+    return fit
+
+
+def digit_fields(weights: list[int], count: int) -> ThreadAffine:
+    """The sum of weights[i] * (digit i of t), t in 0..count-1 split by `thread_radices(count)`,
+    with neighbouring digits whose weights continue one another merged into one field."""
+    fields: list[list] = []
+    divisor = 1
+    for radix, weight in zip(thread_radices(count), weights):
         last = fields[-1] if fields else None
         if last is not None and last[2] * last[1] == weight:
             last[1] *= radix                       # the same stride continues
         else:
             fields.append([divisor, radix, weight])
         divisor *= radix
-    kept = tuple(DigitField(d, None if d * e == count else e, w) for d, e, w in fields if w)
-    fit = ThreadAffine(kept)
-    if not np.array_equal(fit.evaluate(np.arange(count, dtype=np.int64)), values - values[0]):
-        return None
-    return fit
+    return ThreadAffine(tuple(DigitField(d, None if d * e == count else e, w)
+                              for d, e, w in fields if w))
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,8 @@ It runs the module the kernel language produces (before dispatch), on small shap
   indices, loads, loop-carried values) has one value per thread, and branches on thread ids run
   under a mask. A kernel that stages a register with a wrong index, or copies a wrong window,
   computes a wrong result here too.
-- **Primitives at their scope, whole-tile.** copy, copy_async, cast, fill, unary, binary,
-  select, reduce, gemm and gemm_async run once per thread, warp, warpgroup or CTA (their
+- **Primitives at their scope, whole-tile.** copy, copy_async, cast, fill, iota, unary,
+  binary, select, reduce, gemm and gemm_async run once per thread, warp, warpgroup or CTA (their
   scope) as one numpy operation on their tiles; each element is read from (and written to) the
   thread or the memory its operand's layout names — register fragments come from the lanes
   that hold them, shared tiles through their swizzle, tensor memory by lane and column; a

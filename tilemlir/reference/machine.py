@@ -492,6 +492,21 @@ class Machine:
             self._same_value(op.operands[1], group, "the fill value")
         self._elementwise(op, mask, lambda v: v, op.operands[1:2])
 
+    def _op_tile_iota(self, op, mask):
+        """dst = its coordinates along `axis` plus each thread's own offset (on the GPU every
+        thread adds its offset to the elements its registers hold)."""
+        dst = self._window(op.operands[0])
+        if dst.scope != "local":
+            raise InterpretError(f"iota fills register tiles; dst is in {dst.scope}")
+        shape, compute = dst.type.shape, dst.root.elem.compute
+        axis = _int_attr(op, "axis")
+        index = np.indices(shape)[axis].astype(compute)
+        offsets = self.env[op.operands[1]] if len(op.operands) > 1 \
+            else np.zeros(self.threads, compute)
+        for group in self._groups(op, mask):
+            mine = offsets[group].astype(compute).reshape((len(group),) + (1,) * len(shape))
+            write(dst, group, index[None] + mine)
+
     def _op_tile_unary(self, op, mask):
         fn = _UNARY[_str_attr(op, "fn")]
         self._elementwise(op, mask, fn, op.operands[1:2])
