@@ -177,7 +177,8 @@ def fit_coordinates(coordinate: np.ndarray, held: np.ndarray) -> tuple[ThreadAff
     if len(wrong):
         bad_t, bad_s = (int(x) for x in wrong[0])
         raise Reject(f"is not a per-slot constant plus a sum of fields of the thread index: "
-                     f"thread {bad_t} holds coordinate {int(coordinate[bad_t, bad_s])} in slot "
+                     f"thread {bad_t} (of the {period} it repeats over) holds coordinate "
+                     f"{int(coordinate[bad_t, bad_s])} in slot "
                      f"{bad_s}, where the fit from the other threads gives "
                      f"{int(base[bad_s] + f[bad_t])}")
     return thread, base
