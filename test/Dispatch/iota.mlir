@@ -155,3 +155,24 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// Two iotas of one signature (dispatched once, the second a replay): each adds its own offset
+// to the one thread part (CSE shares it).
+// CHECK-LABEL: gpu.func @replayed_offsets
+// CHECK: %[[FF:.*]] = arith.sitofp
+// CHECK: %[[A:.*]] = arith.addf %[[FF]], %arg0 : f32
+// CHECK: llvm.store %[[A]]
+// CHECK: %[[B:.*]] = arith.addf %[[FF]], %arg1 : f32
+// CHECK: llvm.store %[[B]]
+!Acc = !tile.buf<array<i64: 16, 8>, f32, "local", #tile.layout<"S[(2, 8, 4, 2):(2, 4@laneid, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @replayed_offsets(%a: f32, %b: f32) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %x = "tile.alloc_local"() : () -> !Acc
+    %y = "tile.alloc_local"() : () -> !Acc
+    "tile.iota"(%x, %a) {axis = 1 : i64, scope = "warp"} : (!Acc, f32) -> ()
+    "tile.iota"(%y, %b) {axis = 1 : i64, scope = "warp"} : (!Acc, f32) -> ()
+    gpu.return
+  }
+}
