@@ -162,3 +162,25 @@ def signed_offset_kernel(dtype: str = "float32"):
         Tx.warp.copy(Out, x)
 
     return signed_offset
+
+
+WINDOW_COLS = (16, 32)                # the columns of the accumulator window_kernel fills
+
+
+def window_kernel():
+    """A window of a warpgroup's accumulator (columns 16..31 of 64): its coordinates are the
+    window's own (column - 16), plus 100; the rest of the tile keeps the -1 filled first."""
+    layout = T.wgmma_accumulator_layout(WG_ROWS, WG_COLS)
+    lo, hi = WINDOW_COLS
+
+    @T.prim_func
+    def window(Out: T.Buffer((WG_ROWS, WG_COLS), "float32")):
+        T.cta_id([1])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        acc = T.alloc_local((WG_ROWS, WG_COLS), "float32", layout=layout)
+        Tx.wg.fill(acc, -1.0)
+        Tx.wg.iota(acc[:, lo:hi], 1, offset=100)
+        Tx.wg.copy(Out, acc)
+
+    return window

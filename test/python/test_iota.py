@@ -9,10 +9,10 @@ import pytest
 import tilemlir
 import tilemlir.lang as T
 from iota_kernels import (COLUMN_OFFSET, MMA_COLS, MMA_ROWS, ROW_M, ROW_N, THREAD_COLS,
-                          THREAD_ROWS, WARPS, WG_COLS, WG_GRID, WG_PER_CTA, WG_ROWS,
+                          THREAD_ROWS, WARPS, WG_COLS, WG_GRID, WG_PER_CTA, WG_ROWS, WINDOW_COLS,
                           causal_mask_kernel, column_vector_kernel, mma_sync_iota_kernel,
                           row_iota_kernel, signed_offset_kernel, thread_iota_kernel,
-                          wgmma_iota_kernel)
+                          wgmma_iota_kernel, window_kernel)
 from mlir import ir
 from tilemlir.dispatch.registry import Reject
 from tilemlir.dsl.values import KernelError, as_scalar
@@ -122,6 +122,7 @@ KERNELS = {
     "causal_mask_i32": lambda: causal_mask_kernel(256, 128, "int32"),
     "signed_offset": lambda: signed_offset_kernel(),
     "signed_offset_i32": lambda: signed_offset_kernel("int32"),
+    "window": lambda: window_kernel(),
 }
 
 
@@ -139,6 +140,11 @@ def expected(name: str) -> np.ndarray:
     if name.startswith("thread"):
         return np.indices((32 * THREAD_ROWS, THREAD_COLS))[0 if "rows" in name else 1] \
             .astype(dtype)
+    if name == "window":
+        lo, hi = WINDOW_COLS
+        out = np.full((WG_ROWS, WG_COLS), -1, dtype)
+        out[:, lo:hi] = np.arange(hi - lo) + 100
+        return out
     if name == "column_vector":
         return np.broadcast_to(np.arange(WG_COLS, dtype=dtype) + COLUMN_OFFSET,
                                (WG_ROWS, WG_COLS)).copy()

@@ -8,10 +8,10 @@ import pytest
 
 from gpu_check import assert_written, run_poisoned
 from iota_kernels import (COLUMN_OFFSET, MMA_COLS, MMA_ROWS, ROW_M, ROW_N, THREAD_COLS,
-                          THREAD_ROWS, WARPS, WG_COLS, WG_GRID, WG_PER_CTA, WG_ROWS,
+                          THREAD_ROWS, WARPS, WG_COLS, WG_GRID, WG_PER_CTA, WG_ROWS, WINDOW_COLS,
                           causal_mask_kernel, column_vector_kernel, mma_sync_iota_kernel,
                           row_iota_kernel, signed_offset_kernel, thread_iota_kernel,
-                          wgmma_iota_kernel)
+                          wgmma_iota_kernel, window_kernel)
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -73,6 +73,14 @@ def test_private_tile_at_thread_scope(axis, dtype):
 def test_replicated_column_vector_broadcast():
     out = _run(column_vector_kernel(), (WG_ROWS, WG_COLS), "float32")
     assert torch.equal(out, _grid((WG_ROWS, WG_COLS), 1, "float32", COLUMN_OFFSET))
+
+
+def test_window_of_the_accumulator():
+    out = _run(window_kernel(), (WG_ROWS, WG_COLS), "float32")
+    lo, hi = WINDOW_COLS
+    ref = torch.full((WG_ROWS, WG_COLS), -1.0, device="cuda")
+    ref[:, lo:hi] = torch.arange(hi - lo, device="cuda", dtype=torch.float32) + 100
+    assert torch.equal(out, ref)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "int32"])

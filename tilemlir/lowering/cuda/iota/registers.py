@@ -13,16 +13,18 @@ for wid_in_wg / tid_in_wg, the CTA for warpid / wgid / tx) and every register sl
 table coordinate[t, s]. It must be base[s] + f(t), with f a sum of fields of the digits of t
 (lane bits, warp bits: accesses.digit_fields), checked on every element the threads hold; a
 layout that is not of that form is refused with the first element that breaks it. Here
-column = 2 (t % 4) + (0, 1, 8, 9) for slots 0..3, so:
+column = 2 (t % 4) + 0, 1, 0, 1, 8, 9, 8, 9 for slots 0..7 (slots 2, 3 and 6, 7 hold the row
+8 further down), so:
 
     %t = gpu.thread_id x                      (remui %t, 128 in a CTA of several warpgroups)
     %f = arith.muli (arith.remui %t, 4), 2    ->  %g = arith.addf (arith.sitofp %f), %n0
-    llvm.store %g, %cols[0]      llvm.store (%g + 1.0), %cols[1]
-    llvm.store (%g + 8.0), %cols[2]    llvm.store (%g + 9.0), %cols[3]
+    slots 0, 2: %g     slots 1, 3: %g + 1.0     slots 4, 6: %g + 8.0     slots 5, 7: %g + 9.0
 
 f and the offset are computed once per op, then one add per slot. A replicated layout (a row
 vector broadcast over an accumulator's rows) gives each holder of a copy its coordinate. dst
-holds f32 (exact up to 2**24) or i32: compare and select consume both.
+holds f32 (exact up to 2**24) or i32: compare and select consume both. Each thread writes only
+its own registers, so the scope changes nothing computed; as for the other register
+primitives, every thread of a warp / warpgroup / CTA scope must reach the op.
 """
 
 from __future__ import annotations
