@@ -22,6 +22,7 @@ from tilemlir.kernels.norms import row_layout, row_tiling
 from tilemlir.layout import MmaSync, S, TileLayout, laneid, wgmma_accumulator_layout
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.iota.registers import plan_iota
+from tilemlir.reference import InterpretError
 from tilemlir.target.ptx import assemble, find_ptxas
 
 Tx = T.tile
@@ -243,3 +244,9 @@ def test_an_iota_into_shared_memory_is_refused_naming_the_reason():
     with pytest.raises(Exception, match=r"fills register tiles; dst is in shared"):
         tilemlir.compile(_kernel(lambda x, lane: Tx.warp.iota(x, 0), scope="shared"),
                          target="sm_90a", cache=False)
+
+
+def test_the_interpreter_refuses_an_iota_into_shared_memory():
+    with pytest.raises(InterpretError, match=r"iota fills register tiles; dst is in shared"):
+        tilemlir.interpret(_kernel(lambda x, lane: Tx.warp.iota(x, 0), scope="shared"),
+                           np.zeros((4, 32), np.float32))
