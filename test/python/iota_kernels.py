@@ -148,6 +148,37 @@ def causal_mask_kernel(M: int, N: int, dtype: str = "float32"):
     return causal_mask
 
 
+def causal_mask_vectors_kernel(M: int, N: int):
+    """The causal mask from two broadcast vectors instead of two whole tiles: the column index
+    in the accumulator's row_vector layout ((64,): 16 registers a thread), the row index in its
+    column_vector layout ((64, 1): 2 registers), compared into the full mask."""
+    layout = T.wgmma_accumulator_layout(WG_ROWS, WG_COLS)
+    per_cta = WG_PER_CTA * WG_ROWS
+
+    @T.prim_func
+    def causal_mask_vectors(X: T.Buffer((M, N), "float32"), Y: T.Buffer((M, N), "float32")):
+        bx, by = T.cta_id([M // per_cta, N // WG_COLS])
+        wg = T.warpgroup_id([WG_PER_CTA])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        r0 = bx * per_cta + wg * WG_ROWS
+        c0 = by * WG_COLS
+        s = T.alloc_local((WG_ROWS, WG_COLS), "float32", layout=layout)
+        cols = T.alloc_local((WG_COLS,), "float32",
+                             layout=layout.row_vector((WG_ROWS, WG_COLS)))
+        rows = T.alloc_local((WG_ROWS, 1), "float32",
+                             layout=layout.column_vector((WG_ROWS, WG_COLS)))
+        mask = T.alloc_local((WG_ROWS, WG_COLS), "bool", layout=layout)
+        Tx.wg.copy(s, X[r0:r0 + WG_ROWS, c0:c0 + WG_COLS])
+        Tx.wg.iota(cols, axis=0, offset=c0)
+        Tx.wg.iota(rows, axis=0, offset=r0)
+        Tx.wg.compare(mask, cols, ">", rows)
+        Tx.wg.select(s, mask, float("-inf"), s)
+        Tx.wg.copy(Y[r0:r0 + WG_ROWS, c0:c0 + WG_COLS], s)
+
+    return causal_mask_vectors
+
+
 def signed_offset_kernel(dtype: str = "float32"):
     """A warp's lane-spread 4 x 32 tile (lane l holds column l), rows offset by each lane's own
     100 l - 7: negative for lane 0, so the integer offset must convert as signed."""

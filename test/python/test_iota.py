@@ -10,9 +10,9 @@ import tilemlir
 import tilemlir.lang as T
 from iota_kernels import (COLUMN_OFFSET, MMA_COLS, MMA_ROWS, ROW_M, ROW_N, THREAD_COLS,
                           THREAD_ROWS, WARPS, WG_COLS, WG_GRID, WG_PER_CTA, WG_ROWS, WINDOW_COLS,
-                          causal_mask_kernel, column_vector_kernel, mma_sync_iota_kernel,
-                          row_iota_kernel, signed_offset_kernel, thread_iota_kernel,
-                          wgmma_iota_kernel, window_kernel)
+                          causal_mask_kernel, causal_mask_vectors_kernel, column_vector_kernel,
+                          mma_sync_iota_kernel, row_iota_kernel, signed_offset_kernel,
+                          thread_iota_kernel, wgmma_iota_kernel, window_kernel)
 from mlir import ir
 from tilemlir.dispatch.registry import Reject
 from tilemlir.dsl.values import KernelError, as_scalar
@@ -52,6 +52,7 @@ LAYOUTS = {
     "norms_row_8192": ((1, 8192), _norms(8192)),
     "norms_weight_4096": ((4096,), row_layout(4096, *row_tiling(4096), rows=False)),
     "wgmma_row_vector": ((64,), wgmma_accumulator_layout(64, 64).row_vector((64, 64))),
+    "wgmma_column_vector": ((64, 1), wgmma_accumulator_layout(64, 64).column_vector((64, 64))),
     "private": ((4, 8), TileLayout(S[(4, 8):(8, 1)])),
 }
 
@@ -121,6 +122,7 @@ KERNELS = {
     "column_vector": lambda: column_vector_kernel(),
     "causal_mask": lambda: causal_mask_kernel(256, 128),
     "causal_mask_i32": lambda: causal_mask_kernel(256, 128, "int32"),
+    "causal_mask_vectors": lambda: causal_mask_vectors_kernel(256, 128),
     "signed_offset": lambda: signed_offset_kernel(),
     "signed_offset_i32": lambda: signed_offset_kernel("int32"),
     "window": lambda: window_kernel(),
@@ -170,11 +172,11 @@ def test_kernels_interpreted(name):
     assert np.array_equal(out, ref)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32"])
-def test_causal_mask_interpreted(dtype):
+@pytest.mark.parametrize("name", ["causal_mask", "causal_mask_i32", "causal_mask_vectors"])
+def test_causal_mask_interpreted(name):
     x = np.random.default_rng(3).standard_normal((256, 128)).astype(np.float32)
     y = np.zeros_like(x)
-    tilemlir.interpret(causal_mask_kernel(256, 128, dtype), x, y)
+    tilemlir.interpret(KERNELS[name](), x, y)
     i, j = np.indices(x.shape)
     assert np.array_equal(y, np.where(j > i, -np.inf, x))
 

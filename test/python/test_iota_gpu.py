@@ -9,9 +9,9 @@ import pytest
 from gpu_check import assert_written, run_poisoned
 from iota_kernels import (COLUMN_OFFSET, MMA_COLS, MMA_ROWS, ROW_M, ROW_N, THREAD_COLS,
                           THREAD_ROWS, WARPS, WG_COLS, WG_GRID, WG_PER_CTA, WG_ROWS, WINDOW_COLS,
-                          causal_mask_kernel, column_vector_kernel, mma_sync_iota_kernel,
-                          row_iota_kernel, signed_offset_kernel, thread_iota_kernel,
-                          wgmma_iota_kernel, window_kernel)
+                          causal_mask_kernel, causal_mask_vectors_kernel, column_vector_kernel,
+                          mma_sync_iota_kernel, row_iota_kernel, signed_offset_kernel,
+                          thread_iota_kernel, wgmma_iota_kernel, window_kernel)
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.gpu
@@ -90,11 +90,15 @@ def test_signed_device_offset(dtype):
     assert torch.equal(out, ref)
 
 
-@pytest.mark.parametrize("dtype", ["float32", "int32"])
-def test_causal_mask_on_the_wgmma_accumulator(dtype):
+@pytest.mark.parametrize("kind", ["tiles_float32", "tiles_int32", "vectors"])
+def test_causal_mask_on_the_wgmma_accumulator(kind):
+    """Row and column iota tiles (f32 or i32) or broadcast vectors (the accumulator's
+    column_vector and row_vector layouts), compared, then -inf selected."""
     M, N = 256, 128
     x = torch.randn(M, N, generator=torch.Generator().manual_seed(7)).cuda()
-    out = _run(causal_mask_kernel(M, N, dtype), (M, N), "float32", [x])
+    kernel = causal_mask_vectors_kernel(M, N) if kind == "vectors" \
+        else causal_mask_kernel(M, N, kind.removeprefix("tiles_"))
+    out = _run(kernel, (M, N), "float32", [x])
     rows = torch.arange(M, device="cuda").unsqueeze(1)
     cols = torch.arange(N, device="cuda").unsqueeze(0)
     ref = torch.where(cols > rows, torch.full_like(x, float("-inf")), x)
