@@ -1,0 +1,319 @@
+"""FlashAttention forward on Hopper (sm_90a), in the kernel language.
+
+    O = softmax(Q K^T * scale [+ causal mask]) V        per (batch, head)
+
+Q, K, V and O are [B, H, S, D] tensors seen as (B*H*S) x D matrices. Each CTA computes one
+BQ = 128-row block of one head's output and walks that head's keys in BKV = 128-row blocks:
+
+- warpgroup 0 is the producer: one elected thread loads the Q block once, then K and V of
+  each key block by TMA into a STAGES-deep ring. K and V have their own `full` barriers (so
+  Q K^T can start before V has landed) and their own `empty` barriers (K of a block is free
+  as soon as Q K^T has read it, V only after P V), each freed by both consumers.
+- warpgroups 1 and 2 are the consumers, 64 query rows each (wgmma's M). Per key block j:
+    S = Q K^T                    wgmma from shared memory, fp32 in registers (64 x BKV)
+    [causal, diagonal block: S = -inf where key > query]
+    m' = max(m, rowmax(S) * c)   c = scale * log2(e): the softmax runs in base 2
+    P = exp2(S * c - m')         ex2.approx, in the registers S came in
+    l = l * exp2(m - m') + rowsum(P)
+    O = O * exp2(m - m') + P V   P cast to the input type in registers, in exactly the
+                                 layout wgmma reads its A operand from registers (the
+                                 accumulator fragment of S is the A fragment of P V), and V
+                                 read from shared memory as an MN-major (transposed) B
+  and at the end O / l is cast and written to global memory.
+  PIPELINE=True (the default) overlaps the two GEMMs with the softmax inside each consumer:
+  block j's Q K^T and block j - 1's P V are issued together, and the softmax of block j runs
+  while P V still occupies the tensor cores (O is rescaled once P V has landed).
+  Row statistics (m, l, the rescale factor) live in the accumulator's column-vector layout:
+  each thread keeps the rows it holds, replicated over the four lanes of a row, so the row
+  max and sum are a thread fold plus two shuffles and every broadcast stays in registers.
+
+D is 64 or 128 (one or two 64-column, 128-byte-swizzled chunks, each its own TMA box and
+its own wgmma K-chunk / N-chunk); S must be a multiple of 128. Causal attention skips the
+key blocks past the diagonal and masks the diagonal block; CTAs of a head run its longest
+query blocks first.
+"""
+
+import math
+import threading
+
+import tilemlir.lang as T
+from tilemlir.lang import wgmma_a_layout, wgmma_accumulator_layout
+
+Tx = T.tile
+
+_DTYPES = ("float16", "bfloat16")
+BQ = 128                # query rows per CTA (two consumer warpgroups of 64)
+BKV = 128               # key / value rows per block
+CHUNK = 64              # head-dim columns per 128-byte swizzle row (16-bit elements)
+LOG2E = 1.4426950408889634
+NEG_INF = float("-inf")
+M_INIT = -1.0e30        # a running max below any score, whose exp2(m - m') is 0, never NaN
+
+
+class ShapeError(ValueError):
+    pass
+
+
+def _check(B, H, S, D, dtype, STAGES):
+    if dtype not in _DTYPES:
+        raise ShapeError(f"flash_attention: dtype must be one of {_DTYPES}, got {dtype!r}")
+    for name, value in (("B", B), ("H", H), ("S", S)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"flash_attention: {name}={value!r} must be a positive integer")
+    if D not in (64, 128):
+        raise ShapeError(f"flash_attention: head dim D={D!r} must be 64 or 128")
+    if S % BKV:
+        raise ShapeError(f"flash_attention: sequence length S={S} must be a multiple of "
+                         f"{BKV} (the key block)")
+    if STAGES < 1:
+        raise ShapeError(f"flash_attention: STAGES={STAGES} must be at least 1")
+    smem = 1024 + (BQ + 2 * STAGES * BKV) * D * 2
+    if smem > 227 * 1024:
+        raise ShapeError(f"flash_attention: {STAGES} stages of K and V at D={D} need {smem} "
+                         f"bytes of shared memory, more than a Hopper CTA's 227 KiB")
+
+
+def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGES=2,
+                    PIPELINE=True, PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True):
+    """The kernel for q, k, v, o of shape [B, H, S, D] (contiguous, given as (B*H*S) x D).
+    scale: the softmax scale, 1 / sqrt(D) by default."""
+    _check(B, H, S, D, dtype, STAGES)
+    if scale is None:
+        scale = 1.0 / math.sqrt(D)
+    c = float(scale) * LOG2E
+    chunks = D // CHUNK
+    heads = B * H
+    q_blocks = S // BQ
+    rows = heads * S
+    qk_layout = T.mma_shared_layout(dtype, "128B", (chunks * BQ, CHUNK))
+    k_layout = T.mma_shared_layout(dtype, "128B", (STAGES * chunks * BKV, CHUNK))
+    v_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BKV, D))
+    s_layout = wgmma_accumulator_layout(64, BKV)
+    o_layout = wgmma_accumulator_layout(64, CHUNK)
+    p_layout = wgmma_a_layout(64, BKV)
+    stat_layout = s_layout.column_vector((64, BKV))
+    kv_bytes = BKV * D * 2
+
+    @T.prim_func
+    def flash_attention(Q: T.Buffer((rows, D), dtype), K: T.Buffer((rows, D), dtype),
+                        V: T.Buffer((rows, D), dtype), O: T.Buffer((rows, D), dtype)):
+        pid = T.cta_id([heads * q_blocks])
+        wg = T.warpgroup_id([3])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        head = pid // q_blocks
+        qb = pid % q_blocks
+        if causal:
+            qb = q_blocks - 1 - qb              # the longest rows of keys first
+        q0 = head * S + qb * BQ                 # this block's first row of Q and O
+        kv0 = head * S                          # the head's first row of K and V
+        blocks = qb + 1 if causal else q_blocks
+
+        pool = T.SMEMPool()
+        q_full = pool.alloc((1,), "uint64", align=8)
+        k_full = pool.alloc((STAGES,), "uint64", align=8)     # K of the stage has landed
+        v_full = pool.alloc((STAGES,), "uint64", align=8)
+        k_empty = pool.alloc((STAGES,), "uint64", align=8)    # both consumers read K
+        v_empty = pool.alloc((STAGES,), "uint64", align=8)
+        pool.move_base_to(1024)
+        Qs = pool.alloc((chunks * BQ, CHUNK), dtype, layout=qk_layout)
+        Ks = pool.alloc((STAGES * chunks * BKV, CHUNK), dtype, layout=k_layout)
+        Vs = pool.alloc((STAGES * BKV, D), dtype, layout=v_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.mbarrier.init(q_full.ptr_to([0]), 1)
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(k_full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(v_full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(k_empty.ptr_to([s]), 2)
+                        T.ptx.mbarrier.init(v_empty.ptr_to([s]), 2)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cta_sync()
+
+        if wg == 0:
+            # --- producer: Q once, then K and V of each key block through the ring ---
+            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    T.ptx.mbarrier.arrive_expect_tx(q_full.ptr_to([0]), BQ * D * 2)
+                    for qc in T.unroll(chunks):
+                        Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
+                                      Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
+                                      q_full.ptr_to([0]))
+                    for j in T.serial(blocks):
+                        s = j % STAGES
+                        k0 = kv0 + j * BKV
+                        # A fresh barrier's preceding phase counts as complete: the first
+                        # round of waits passes at once.
+                        free = (j // STAGES + 1) % 2
+                        T.ptx.mbarrier.try_wait(k_empty.ptr_to([s]), free)
+                        T.ptx.mbarrier.arrive_expect_tx(k_full.ptr_to([s]), kv_bytes)
+                        for kc in T.unroll(chunks):
+                            ks = (s * chunks + kc) * BKV
+                            Tx.copy_async(Ks[ks:ks + BKV, :],
+                                          K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
+                                          k_full.ptr_to([s]))
+                        T.ptx.mbarrier.try_wait(v_empty.ptr_to([s]), free)
+                        T.ptx.mbarrier.arrive_expect_tx(v_full.ptr_to([s]), kv_bytes)
+                        Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
+                                      v_full.ptr_to([s]))
+        else:
+            # --- consumers: 64 query rows each ---
+            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+            row = (wg - 1) * 64
+            scores = T.alloc_local((64, BKV), "float32", layout=s_layout)
+            probs = T.alloc_local((64, BKV), dtype, layout=p_layout)
+            acc = T.alloc_local((64, D), "float32", layout=wgmma_accumulator_layout(64, D))
+            out = T.alloc_local((64, D), dtype, layout=wgmma_accumulator_layout(64, D))
+            m = T.alloc_local((64, 1), "float32", layout=stat_layout)
+            m_new = T.alloc_local((64, 1), "float32", layout=stat_layout)
+            l = T.alloc_local((64, 1), "float32", layout=stat_layout)
+            rescale = T.alloc_local((64, 1), "float32", layout=stat_layout)
+            if causal:
+                # The diagonal block's mask from two broadcast vectors (key and query index,
+                # both counted from the block's first row): 16 + 2 registers, not 2 tiles.
+                key = T.alloc_local((BKV,), "int32", layout=s_layout.row_vector((64, BKV)))
+                query = T.alloc_local((64, 1), "int32", layout=stat_layout)
+                future = T.alloc_local((64, BKV), "bool", layout=s_layout)
+                Tx.wg.iota(key, axis=0)
+                Tx.wg.iota(query, axis=0, offset=row)
+
+            def issue_scores(j):
+                # scores = Q K_j^T, one committed wgmma group per 64 columns of D
+                s = j % STAGES
+                T.ptx.mbarrier.try_wait(k_full.ptr_to([s]), (j // STAGES) % 2)
+                for ch in T.unroll(chunks):
+                    at = (s * chunks + ch) * BKV
+                    Tx.wg.gemm_async(scores, Qs[ch * BQ + row:ch * BQ + row + 64, :],
+                                     Ks[at:at + BKV, :], accum=ch > 0)
+
+            def issue_values(j):
+                # acc += P V_j: P from registers, V_j MN-major from shared memory (D in
+                # 64-column chunks, one TMA box each), one committed wgmma group
+                s = j % STAGES
+                T.ptx.mbarrier.try_wait(v_full.ptr_to([s]), (j // STAGES) % 2)
+                Tx.wg.gemm_async(acc, probs, Vs[s * BKV:s * BKV + BKV, :], accum=True,
+                                 transpose_B=True)
+
+            def release(barriers, j):
+                if warp == 0:
+                    if lane == 0:
+                        T.ptx.mbarrier.arrive(barriers.ptr_to([j % STAGES]))
+
+            def online_softmax(j):
+                # m' = max(m, rowmax(S) c); scores = exp2(S c - m'); l = l 2^(m - m') + rowsum
+                if causal:
+                    if j == blocks - 1:
+                        Tx.wg.compare(future, key, ">", query)
+                        Tx.wg.select(scores, future, NEG_INF, scores)
+                Tx.wg.max(m_new, scores, axis=1)
+                Tx.wg.mul(m_new, m_new, c)
+                Tx.wg.maximum(m_new, m_new, m)
+                Tx.wg.sub(rescale, m, m_new)
+                Tx.wg.exp2(rescale, rescale, fast=fast_exp)
+                Tx.wg.maximum(m, m, m_new)
+                Tx.wg.mul(scores, scores, c)
+                Tx.wg.sub(scores, scores, m)
+                Tx.wg.exp2(scores, scores, fast=fast_exp)
+                Tx.wg.sum(m_new, scores, axis=1)        # this block's row sums
+                Tx.wg.mul(l, l, rescale)
+                Tx.wg.add(l, l, m_new)
+
+            Tx.wg.fill(m, M_INIT)
+            Tx.wg.fill(l, 0.0)
+            Tx.wg.fill(acc, 0.0)
+            T.ptx.mbarrier.try_wait(q_full.ptr_to([0]), 0)
+            if PIPELINE:
+                # P V of block j - 1 runs on the tensor cores while the softmax of block j
+                # (whose Q K^T was issued just before it) runs on the ALUs.
+                issue_scores(0)
+                T.ptx.wgmma.wait_group(0)
+                release(k_empty, 0)
+                online_softmax(0)
+                Tx.wg.cast(probs, scores)
+                for j in T.serial(1, blocks):
+                    issue_scores(j)
+                    issue_values(j - 1)
+                    T.ptx.wgmma.wait_group(1)           # Q K_j^T is done, P V_(j-1) may run
+                    release(k_empty, j)
+                    online_softmax(j)
+                    T.ptx.wgmma.wait_group(0)           # P V_(j-1) is done: rescale, new P
+                    release(v_empty, j - 1)
+                    Tx.wg.mul(acc, acc, rescale)
+                    Tx.wg.cast(probs, scores)
+                issue_values(blocks - 1)
+                T.ptx.wgmma.wait_group(0)
+                release(v_empty, blocks - 1)
+            else:
+                for j in T.serial(blocks):
+                    issue_scores(j)
+                    T.ptx.wgmma.wait_group(0)
+                    release(k_empty, j)
+                    online_softmax(j)
+                    Tx.wg.mul(acc, acc, rescale)
+                    Tx.wg.cast(probs, scores)
+                    issue_values(j)
+                    T.ptx.wgmma.wait_group(0)
+                    release(v_empty, j)
+            Tx.wg.div(l, 1.0, l)
+            Tx.wg.mul(acc, acc, l)
+            Tx.wg.cast(out, acc)
+            Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out)
+
+    return flash_attention
+
+
+# ------------------------------------------------------------------------------ front door
+_KERNELS: dict = {}
+_KERNELS_LOCK = threading.Lock()
+_TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16"}
+
+
+def attention_kernel(B, H, S, D, dtype="float16", causal=False, scale=None, target=None):
+    """flash_attention(...) compiled (once per shape, dtype, causal, scale and target)."""
+    key = (B, H, S, D, dtype, bool(causal), scale, target)
+    with _KERNELS_LOCK:
+        compiled = _KERNELS.get(key)
+    if compiled is None:
+        import tilemlir
+        compiled = tilemlir.compile(flash_attention(B, H, S, D, dtype, bool(causal), scale),
+                                    target=target)
+        with _KERNELS_LOCK:
+            compiled = _KERNELS.setdefault(key, compiled)
+    return compiled
+
+
+def attention(q, k, v, causal=False, scale=None, out=None):
+    """softmax(q @ k^T * scale [causal]) @ v for torch CUDA tensors of shape [B, H, S, D]
+    (float16 or bfloat16, contiguous, one shape, dtype and device), like
+    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale).
+    Returns `out` (a new tensor unless given), written on the current stream."""
+    from tilemlir.runtime.args import ArgumentError
+    for name, t in (("q", q), ("k", k), ("v", v)) + ((("out", out),) if out is not None else ()):
+        if not hasattr(t, "is_cuda") or not t.is_cuda:
+            raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
+                                f"{type(t).__name__}")
+        if t.dim() != 4:
+            raise ArgumentError(f"attention: {name} must be [B, H, S, D], got shape "
+                                f"{list(t.shape)}")
+        if t.shape != q.shape or t.dtype != q.dtype or t.device != q.device:
+            raise ArgumentError(f"attention: {name} is {list(t.shape)} {t.dtype} on {t.device}, "
+                                f"but q is {list(q.shape)} {q.dtype} on {q.device}")
+        if not t.is_contiguous():
+            raise ArgumentError(f"attention: {name} must be contiguous (call .contiguous())")
+    dtype = _TORCH_NAMES.get(str(q.dtype))
+    if dtype is None:
+        raise ArgumentError(f"attention: q has dtype {q.dtype}; float16 or bfloat16 needed")
+    B, H, S, D = q.shape
+    try:
+        kernel = attention_kernel(B, H, S, D, dtype, causal, scale)
+    except ShapeError as err:
+        raise ArgumentError(str(err)) from None
+    if out is None:
+        import torch
+        out = torch.empty_like(q)
+    kernel(q.view(-1, D), k.view(-1, D), v.view(-1, D), out.view(-1, D))
+    return out
