@@ -31,6 +31,7 @@ H200, with about 6 GiB of tensors at most (results/2026-12-01-bench-dobench/atte
 from __future__ import annotations
 
 import argparse
+import functools
 import math
 import sys
 import time
@@ -62,6 +63,16 @@ def load_ours():
     except Exception as err:  # ImportError, or the module failing while it loads
         return None, f"tilemlir.kernels.attention could not be imported: {type(err).__name__}: {err}"
     return attention, None
+
+
+def parse_config(text: str) -> dict:
+    """--config "PIPELINE=0,STAGES=3" -> {"PIPELINE": 0, "STAGES": 3} (flash_attention's
+    keyword arguments)."""
+    config = {}
+    for item in filter(None, text.split(",")):
+        name, _, value = item.partition("=")
+        config[name] = int(value) if value.lstrip("-").isdigit() else value
+    return config
 
 
 def reference(q, k, v, causal: bool) -> torch.Tensor:
@@ -254,6 +265,8 @@ def main() -> None:
     p.add_argument("--peers-only", action="store_true", help="do not import or time ours")
     p.add_argument("--quick", action="store_true",
                    help="one case (seq 4096, head dim 128, float16, not causal), 10 reps")
+    p.add_argument("--config", type=parse_config, default={},
+                   help="ours: flash_attention keyword arguments, e.g. PIPELINE=0,STAGES=3")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     if args.quick:
@@ -263,6 +276,8 @@ def main() -> None:
         if dtype not in TORCH_DTYPES:
             p.error(f"--dtype {dtype}: expected one of {', '.join(TORCH_DTYPES)}")
     ours_fn, ours_missing = (None, "--peers-only") if args.peers_only else load_ours()
+    if ours_fn is not None and args.config:
+        ours_fn = functools.partial(ours_fn, config=args.config)
     if ours_missing:
         print(f"ours not measured: {ours_missing}", flush=True)
     rows = []

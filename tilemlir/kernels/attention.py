@@ -272,25 +272,29 @@ _KERNELS_LOCK = threading.Lock()
 _TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16"}
 
 
-def attention_kernel(B, H, S, D, dtype="float16", causal=False, scale=None, target=None):
-    """flash_attention(...) compiled (once per shape, dtype, causal, scale and target)."""
-    key = (B, H, S, D, dtype, bool(causal), scale, target)
+def attention_kernel(B, H, S, D, dtype="float16", causal=False, scale=None, target=None,
+                     config=None):
+    """flash_attention(...) compiled (once per shape, dtype, causal, scale, configuration and
+    target); `config`: more keyword arguments of flash_attention (STAGES, PIPELINE, ...)."""
+    config = dict(config or {})
+    key = (B, H, S, D, dtype, bool(causal), scale, target, tuple(sorted(config.items())))
     with _KERNELS_LOCK:
         compiled = _KERNELS.get(key)
     if compiled is None:
         import tilemlir
-        compiled = tilemlir.compile(flash_attention(B, H, S, D, dtype, bool(causal), scale),
-                                    target=target)
+        compiled = tilemlir.compile(flash_attention(B, H, S, D, dtype, bool(causal), scale,
+                                                    **config), target=target)
         with _KERNELS_LOCK:
             compiled = _KERNELS.setdefault(key, compiled)
     return compiled
 
 
-def attention(q, k, v, causal=False, scale=None, out=None):
+def attention(q, k, v, causal=False, scale=None, out=None, config=None):
     """softmax(q @ k^T * scale [causal]) @ v for torch CUDA tensors of shape [B, H, S, D]
     (float16 or bfloat16, contiguous, one shape, dtype and device), like
     torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale).
-    Returns `out` (a new tensor unless given), written on the current stream."""
+    Returns `out` (a new tensor unless given), written on the current stream. `config`: keyword
+    arguments of flash_attention (STAGES, PIPELINE, ...) other than the defaults."""
     from tilemlir.runtime.args import ArgumentError
     for name, t in (("q", q), ("k", k), ("v", v)) + ((("out", out),) if out is not None else ()):
         if not hasattr(t, "is_cuda") or not t.is_cuda:
@@ -309,8 +313,8 @@ def attention(q, k, v, causal=False, scale=None, out=None):
         raise ArgumentError(f"attention: q has dtype {q.dtype}; float16 or bfloat16 needed")
     B, H, S, D = q.shape
     try:
-        kernel = attention_kernel(B, H, S, D, dtype, causal, scale)
-    except ShapeError as err:
+        kernel = attention_kernel(B, H, S, D, dtype, causal, scale, config=config)
+    except (ShapeError, TypeError) as err:
         raise ArgumentError(str(err)) from None
     if out is None:
         import torch
