@@ -10,7 +10,7 @@ import tilemlir
 import tilemlir.lang as T
 from elementwise_kernels import (REDUCE_CASES, RHS, ROW_STAT, UNARY, WARP_TILE, C, R,
                                  binary_kernel, reduce_kernel, relu_kernel, unary_kernel)
-from tilemlir.kernels.norms import rms_norm, row_tiling, softmax
+from tilemlir.kernels.norms import rms_norm, row_tiling, softmax, softmax_per_thread
 from tilemlir.target.ptx import assemble, find_ptxas
 
 Tx = T.tile
@@ -124,6 +124,14 @@ def test_norm_tiling_refuses_rows_that_are_not_whole_vectors():
     with pytest.raises(ValueError, match="dtype must be"):
         rms_norm(4, 4096, "float32")
     assert row_tiling(16384) == (16, 4) and row_tiling(768) == (1, 3)
+
+
+def test_softmax_rows_take_at_most_8_warps_by_default():
+    assert [softmax_per_thread(n) for n in (768, 4096, 8192, 16384, 32768, 65536)] == \
+        [32, 32, 32, 64, 128, 128]
+    assert row_tiling(16384, softmax_per_thread(16384)) == (8, 8)
+    with pytest.raises(ValueError, match="per_thread=48"):
+        softmax(4, 4096, per_thread=48)
 
 
 # ---------------------------------------------------------------------------- refusals
