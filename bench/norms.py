@@ -22,7 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
 from bench.report import environment, heading  # noqa: E402
-from tilemlir.kernels.norms import PER_THREAD, rms_norm, softmax  # noqa: E402
+from tilemlir.kernels.norms import rms_norm, softmax  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
 DEFAULT_SHAPES = ["4096x4096", "8192x8192", "4096x16384", "16384x8192", "1000x8192"]
@@ -37,17 +37,18 @@ def reference(op, x, w):
     return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + EPS) * w.double()
 
 
-def run_case(op, M, N, dtype, fast, rep_ms, per_thread=PER_THREAD) -> dict:
+def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None) -> dict:
     t = TORCH_DTYPES[dtype]
     x = torch.randn(M, N, device="cuda").to(t)
     w = (torch.rand(N, device="cuda") + 0.5).to(t)
     y = torch.full_like(x, float("nan"))
+    tiling = {} if per_thread is None else {"per_thread": per_thread}     # None: the kernel's
     if op == "softmax":
-        kernel = tilemlir.compile(softmax(M, N, dtype, fast=fast, per_thread=per_thread))
+        kernel = tilemlir.compile(softmax(M, N, dtype, fast=fast, **tiling))
         ours = lambda: kernel(x, y)                                       # noqa: E731
         peer = lambda: torch.softmax(x, dim=-1)                           # noqa: E731
     else:
-        kernel = tilemlir.compile(rms_norm(M, N, dtype, eps=EPS, per_thread=per_thread))
+        kernel = tilemlir.compile(rms_norm(M, N, dtype, eps=EPS, **tiling))
         ours = lambda: kernel(x, w, y)                                    # noqa: E731
         peer = lambda: torch.nn.functional.rms_norm(x, (N,), w, EPS)      # noqa: E731
     ours()
@@ -62,7 +63,7 @@ def run_case(op, M, N, dtype, fast, rep_ms, per_thread=PER_THREAD) -> dict:
              (("tilemlir", ours), ("torch", peer), ("copy", copy))}
     gbps = {name: nbytes / (ms * 1e-3) / 1e9 for name, ms in times.items()}
     label = op + (" (fast exp)" if fast and op == "softmax" else "") + \
-        (f" ({per_thread} per thread)" if per_thread != PER_THREAD else "")
+        (f" ({per_thread} per thread)" if per_thread is not None else "")
     return dict(op=label, shape=f"{M}x{N}",
                 dtype=dtype, err=err, ms=times, gbps=gbps,
                 of_copy=gbps["tilemlir"] / gbps["copy"], vs_torch=times["torch"] / times["tilemlir"])
@@ -92,9 +93,10 @@ def main() -> None:
     p.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), type=lambda s: s.split(","))
     p.add_argument("--dtypes", default="float16,bfloat16", type=lambda s: s.split(","))
     p.add_argument("--fast-exp", action="store_true", help="softmax with ex2.approx.ftz")
-    p.add_argument("--per-thread", default=str(PER_THREAD),
+    p.add_argument("--per-thread", default=[None],
                    type=lambda s: [int(v) for v in s.split(",")],
-                   help="elements per thread (the CTA's width follows), e.g. 32,64")
+                   help="elements per thread (the CTA's width follows), e.g. 32,64; default: "
+                        "each kernel's own choice")
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()

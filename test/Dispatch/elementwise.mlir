@@ -2,18 +2,36 @@
 // tile.unary, tile.binary and tile.reduce on a warp's [4, 256] tile (lane l keeps columns
 // 8l..8l+7 of each row: 32 register slots).
 
-// fast exp: x * log2(e), then ex2.approx.ftz, per slot; precise exp: rint for the power of
-// two, two FMAs for the remainder, ex2.approx (not ftz) on it.
+// fast exp: x * log2(e), then ex2.approx.ftz, per slot; precise exp: n = floor(x log2 e)
+// clamped to [-126, 126] by a saturating FMA and a round-down FMA (2^n from its bits shifted
+// into the exponent field), x log2 e - n in two FMAs, ex2.approx.ftz of that times 2^n.
 // CHECK-LABEL: gpu.func @exp_fast_and_precise
-// CHECK: %[[L2E:.*]] = arith.constant 1.44269502 : f32
+// CHECK-DAG: %[[LO:.*]] = arith.constant 1.92596303E-8 : f32
+// CHECK-DAG: %[[C23:.*]] = arith.constant 23 : i32
+// CHECK-DAG: %[[BIAS:.*]] = arith.constant 0x4B40007F : f32
+// CHECK-DAG: %[[ROUND:.*]] = arith.constant 0x4B400001 : f32
+// CHECK-DAG: %[[C252:.*]] = arith.constant 2.520000e+02 : f32
+// CHECK-DAG: %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// CHECK-DAG: %[[L2E252:.*]] = arith.constant 0.0057249805 : f32
+// CHECK-DAG: %[[L2E:.*]] = arith.constant 1.44269502 : f32
 // CHECK: %[[X:.*]] = llvm.load %[[REGS:.*]] : !llvm.ptr -> f32
 // CHECK: %[[T:.*]] = arith.mulf %[[X]], %[[L2E]] : f32
 // CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[T]]) : (f32) -> f32
 // CHECK-COUNT-31: llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"
-// CHECK: llvm.call_intrinsic "llvm.rint.f32"
-// CHECK: llvm.intr.fma
-// CHECK: llvm.intr.fma
-// CHECK: llvm.call_intrinsic "llvm.nvvm.ex2.approx.f32"
+// CHECK: %[[Y:.*]] = llvm.load %[[REGS]] : !llvm.ptr -> f32
+// CHECK-NEXT: %[[S:.*]] = llvm.intr.fma(%[[Y]], %[[L2E252]], %[[HALF]])
+// CHECK-NEXT: %[[SAT:.*]] = llvm.call_intrinsic "llvm.nvvm.saturate.f"(%[[S]])
+// CHECK-NEXT: %[[J:.*]] = llvm.call_intrinsic "llvm.nvvm.fma.rm.f"(%[[SAT]], %[[C252]], %[[ROUND]])
+// CHECK-NEXT: %[[MINUS_N:.*]] = arith.subf %[[BIAS]], %[[J]] : f32
+// CHECK-NEXT: %[[JBITS:.*]] = arith.bitcast %[[J]] : f32 to i32
+// CHECK-NEXT: %[[POW:.*]] = arith.shli %[[JBITS]], %[[C23]] : i32
+// CHECK-NEXT: %[[TWO_N:.*]] = arith.bitcast %[[POW]] : i32 to f32
+// CHECK-NEXT: %[[F1:.*]] = llvm.intr.fma(%[[Y]], %[[L2E]], %[[MINUS_N]])
+// CHECK-NEXT: %[[F:.*]] = llvm.intr.fma(%[[Y]], %[[LO]], %[[F1]])
+// CHECK-NEXT: %[[P:.*]] = llvm.call_intrinsic "llvm.nvvm.ex2.approx.ftz.f"(%[[F]])
+// CHECK-NEXT: arith.mulf %[[P]], %[[TWO_N]] : f32
+// CHECK-COUNT-31: llvm.call_intrinsic "llvm.nvvm.fma.rm.f"
+// CHECK-NOT: llvm.nvvm.fma.rm.f
 !X = !tile.buf<array<i64: 4, 256>, f32, "local", #tile.layout<"S[(4, 32, 8):(8, 1@laneid, 1)]">>
 gpu.module @m {
   gpu.func @exp_fast_and_precise() kernel attributes {known_block_size = array<i32: 32, 1, 1>} {

@@ -10,7 +10,7 @@ import tilemlir
 import tilemlir.lang as T
 from elementwise_kernels import (REDUCE_CASES, RHS, ROW_STAT, UNARY, WARP_TILE, C, R,
                                  binary_kernel, reduce_kernel, relu_kernel, unary_kernel)
-from tilemlir.kernels.norms import rms_norm, row_tiling, softmax
+from tilemlir.kernels.norms import rms_norm, row_tiling, softmax, softmax_per_thread
 from tilemlir.target.ptx import assemble, find_ptxas
 
 Tx = T.tile
@@ -24,9 +24,18 @@ def ptx(kernel, chip="sm_90a") -> str:
     return text
 
 
+# The precise functions built on exp. Its ex2.approx.ftz takes f = x log2 e - n with n >= -126:
+# f is below -126 (a flushed result) only where e^x = 2^f 2^n < 2^-252 is 0 in f32 anyway, and a
+# subnormal f (flushed to 0) gives 1, as 2^f rounds to.
+EXP_USERS = ("exp", "tanh", "sigmoid", "silu", "gelu_tanh", "gelu_erf")
+
+
 @pytest.mark.parametrize("fn", UNARY)
 def test_unary_precise_f32_assembles(fn):
-    assert ".ftz" not in ptx(unary_kernel(fn, "float32", False))
+    text = ptx(unary_kernel(fn, "float32", False))
+    if fn in EXP_USERS:
+        text = text.replace("ex2.approx.ftz.f32", "ex2.approx.f32")
+    assert ".ftz" not in text
 
 
 @pytest.mark.parametrize("fn, instruction", [
@@ -38,10 +47,16 @@ def test_fast_uses_the_approximate_instruction(fn, instruction):
     assert instruction in ptx(unary_kernel(fn, "float32", True))
 
 
-def test_precise_exp_reduces_the_range():
+def test_precise_exp_is_eight_instructions():
+    """Per element: the saturating FMA, the round-down FMA, -n, the shift giving 2^n, two FMAs
+    for x log2 e - n, ex2, the multiply by 2^n (test_norms_sass.py counts them in softmax's
+    SASS)."""
     text = ptx(unary_kernel("exp", "float32", False))
-    assert "cvt.rni.f32.f32" in text and "ex2.approx.f32" in text
-    assert "ex2.approx.ftz" not in text
+    per_thread = R * C // 32
+    assert text.count("cvt.sat.f32.f32") == per_thread
+    assert text.count("fma.rm.f32") == per_thread
+    assert text.count("ex2.approx.ftz.f32") == per_thread
+    assert "cvt.rni" not in text and "ex2.approx.f32" not in text
 
 
 @pytest.mark.parametrize("dtype, chip, packed", [
@@ -109,6 +124,14 @@ def test_norm_tiling_refuses_rows_that_are_not_whole_vectors():
     with pytest.raises(ValueError, match="dtype must be"):
         rms_norm(4, 4096, "float32")
     assert row_tiling(16384) == (16, 4) and row_tiling(768) == (1, 3)
+
+
+def test_softmax_rows_take_at_most_8_warps_by_default():
+    assert [softmax_per_thread(n) for n in (768, 4096, 8192, 16384, 32768, 65536)] == \
+        [32, 32, 32, 64, 128, 128]
+    assert row_tiling(16384, softmax_per_thread(16384)) == (8, 8)
+    with pytest.raises(ValueError, match="per_thread=48"):
+        softmax(4, 4096, per_thread=48)
 
 
 # ---------------------------------------------------------------------------- refusals

@@ -83,6 +83,18 @@ def test_precise_special_values():
                                    msg=lambda m: f"{fn}: {m}")
 
 
+def test_precise_exp_at_the_ends_of_its_range():
+    """Where exp's 2^n stops at 2^-126 / 2^126 and the rest goes through ex2: results near
+    FLT_MAX and overflowing, near the smallest normal, subnormal (within one subnormal step of
+    the correctly rounded value) and underflowing to 0."""
+    edges = [88.72, 88.7228, 88.73, 87.34, 87.35, -87.33, -87.34, -87.5, -88.0, -95.0, -100.0,
+             -103.0, -103.97, -104.0, -150.0, 126 * math.log(2), -126 * math.log(2), 1e-30,
+             -1e-30]
+    x = torch.tensor((edges * 200)[:R * C], dtype=torch.float32).reshape(R, C).cuda()
+    (out,) = run_poisoned(unary_kernel("exp", "float32", False), [x], [(x.shape, torch.float32)])
+    torch.testing.assert_close(out, torch.exp(x.double()).float(), rtol=3e-6, atol=2.0 ** -149)
+
+
 BINARY_REF = {"add": torch.add, "sub": torch.sub, "mul": torch.mul, "div": torch.div,
           "maximum": torch.maximum, "minimum": torch.minimum}
 

@@ -17,6 +17,7 @@ Tx = T.tile
 
 VECTOR = 8                  # elements per 16-byte access (fp16 / bf16)
 PER_THREAD = 32             # elements each thread keeps (4 accesses): enough bytes in flight
+SOFTMAX_MAX_WARPS = 8       # softmax's rows take at most this many warps by default (see below)
 
 
 def row_tiling(N: int, per_thread: int = PER_THREAD) -> tuple[int, int]:
@@ -46,16 +47,30 @@ def row_layout(N: int, warps: int, chunks: int, rows: bool = True) -> T.TileLayo
 STAT = T.TileLayout(T.S[(1, 1):(1, 1)])      # one value per row, every thread its own copy
 
 
+def softmax_per_thread(N: int) -> int:
+    """Elements a thread keeps in softmax by default: PER_THREAD, doubled (up to 128) while a
+    row would take more than SOFTMAX_MAX_WARPS warps. A row lives in registers from its load
+    to its store, so the rows an SM holds at once are what keeps its loads in flight: at
+    N = 16384 on the H200, 16 warps of 32 elements (64 registers, 2 rows per SM) reach 81-88%
+    of a copy's bandwidth, 8 warps of 64 (80 registers, 3 rows per SM) 96-97%
+    (results/2026-12-01-softmax-exp)."""
+    per_thread = PER_THREAD
+    while N > per_thread * 32 * SOFTMAX_MAX_WARPS and per_thread < 128:
+        per_thread *= 2
+    return per_thread
+
+
 def _check_dtype(dtype: str) -> None:
     if dtype not in ("float16", "bfloat16"):
         raise ValueError(f"dtype must be 'float16' or 'bfloat16', got {dtype!r}")
 
 
 def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False,
-            per_thread: int = PER_THREAD):
-    """Softmax over the last axis of an M x N tensor; fast=True uses ex2.approx.ftz for exp."""
+            per_thread: int | None = None):
+    """Softmax over the last axis of an M x N tensor; fast=True uses ex2.approx.ftz for exp.
+    per_thread: elements each thread keeps (None: softmax_per_thread(N))."""
     _check_dtype(dtype)
-    warps, chunks = row_tiling(N, per_thread)
+    warps, chunks = row_tiling(N, softmax_per_thread(N) if per_thread is None else per_thread)
     layout = row_layout(N, warps, chunks)
 
     @T.prim_func

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sysconfig
@@ -72,8 +73,8 @@ def disassemble(cubin: bytes) -> str:
         return proc.stdout
 
 
-def assemble(ptx: str, chip: str, extra_args: tuple[str, ...] = ()) -> bytes:
-    """The cubin ptxas makes of `ptx` for `chip`; PtxasError with its message on failure."""
+def _ptxas(ptx: str, chip: str, extra_args: tuple[str, ...]) -> tuple[bytes, str]:
+    """(cubin, ptxas's messages) for `ptx`; PtxasError with its message on failure."""
     ptxas = find_ptxas()
     if ptxas is None:
         raise PtxasError("ptxas not found: install a CUDA toolkit or `pip install nvidia-cuda-nvcc`"
@@ -85,4 +86,26 @@ def assemble(ptx: str, chip: str, extra_args: tuple[str, ...] = ()) -> bytes:
                               capture_output=True, text=True)
         if proc.returncode != 0:
             raise PtxasError(f"ptxas -arch={chip} failed:\n{proc.stderr.strip()}")
-        return out.read_bytes()
+        return out.read_bytes(), proc.stdout + proc.stderr
+
+
+def assemble(ptx: str, chip: str, extra_args: tuple[str, ...] = ()) -> bytes:
+    """The cubin ptxas makes of `ptx` for `chip`; PtxasError with its message on failure."""
+    return _ptxas(ptx, chip, extra_args)[0]
+
+
+_USAGE = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads"
+                    r".*?Used (\d+) registers", re.S)
+
+
+def resource_usage(ptx: str, chip: str) -> dict[str, int]:
+    """What `ptxas -v` reports for the (first) kernel of `ptx`: registers a thread, and the
+    stack frame, spill stores and spill loads in bytes. Registers are allocated per warp in
+    steps of 8 a thread: 81 costs what 88 does, and can cost a CTA per SM."""
+    messages = _ptxas(ptx, chip, ("-v",))[1]
+    found = _USAGE.search(messages)
+    if found is None:
+        raise PtxasError(f"no resource usage in ptxas -v's output:\n{messages.strip()}")
+    stack, spill_stores, spill_loads, registers = (int(v) for v in found.groups())
+    return dict(registers=registers, spill_stores=spill_stores, spill_loads=spill_loads,
+                stack=stack)

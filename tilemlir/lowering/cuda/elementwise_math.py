@@ -5,8 +5,9 @@ There is no libdevice in tilemlir's pipeline, so the precise functions are writt
 
 | fn         | precise (default)                                            | fast=True                     |
 |------------|--------------------------------------------------------------|-------------------------------|
-| exp        | n = rint(x log2 e); 2^n * ex2.approx(r log2 e), r = x - n ln 2 | ex2.approx.ftz(x log2 e)    |
-|            | (r in two FMA steps, so the error stays ~2 ulp for all x)     |                               |
+| exp        | n = floor(x log2 e) clamped to [-126, 126] (a saturating and a | ex2.approx.ftz(x log2 e)    |
+|            | round-down FMA); ex2.approx.ftz(x log2 e - n) * 2^n, the      |                               |
+|            | argument in two FMAs: ~2 ulp for all x, subnormals kept       |                               |
 | exp2       | ex2.approx.f32 (2 ulp, subnormal results kept)                | ex2.approx.ftz.f32            |
 | log        | x = m 2^e, m in [sqrt(1/2), sqrt(2)): 2 atanh((m-1)/(m+1))    | lg2.approx.ftz(x) ln 2        |
 |            | as an odd series, + e ln 2 (a few ulp)                        |                               |
@@ -34,6 +35,9 @@ LOG2E = 1.4426950408889634
 LN2_HI = 0.693145751953125           # ln 2 split so that n * LN2_HI is exact for |n| < 2^11
 LN2_LO = 1.4286068203094172e-06
 LN2 = math.log(2.0)
+LOG2E_HI = 1.4426950216293335       # log2 e in two floats: HI + LO is log2 e to ~2^-50
+LOG2E_LO = 1.925963033500011e-08
+_ROUNDER = 1.5 * 2.0 ** 23           # x + _ROUNDER rounds x in [-2^22, 2^22) to an integer
 
 UNARY = ("exp", "exp2", "log", "rsqrt", "sqrt", "tanh", "sigmoid", "silu", "gelu_tanh",
          "gelu_erf", "neg", "abs")
@@ -86,29 +90,26 @@ def _cmp(pred, a, b):
     return arith.cmpf(pred, a, b)
 
 
-def _scale(p: ir.Value, n: ir.Value) -> ir.Value:
-    """p * 2^n for an i32 n in [-150, 128], in two steps of 2^(n/2) so that neither power leaves
-    the normal range (2^128 alone would be inf where p * 2^128 is finite)."""
-    half = arith.shrsi(n, emit.const_i32(1))
-    rest = arith.subi(n, half)
-
-    def power(k):
-        bits = arith.shli(arith.addi(k, emit.const_i32(127)), emit.const_i32(23))
-        return arith.bitcast(f32(), bits)
-    return _mul(_mul(p, power(half)), power(rest))
-
-
 def exp(x: ir.Value, fast: bool) -> ir.Value:
+    """e^x = 2^n 2^f, n an integer and f = x log2 e - n, in eight instructions.
+
+    t = sat(x log2 e / 252 + 1/2) maps x log2 e, clamped to [-126, 126], onto [0, 1] (.sat takes
+    NaN to 0). j = 252 t + (1.5 2^23 + 1) rounded down is an integer whose low mantissa bits
+    are floor(252 t) + 1 = n + 127: shifted left by 23 they are the exponent field of 2^n (a
+    normal float for every n), and (1.5 2^23 + 127) - j is -n. f comes from x in two FMAs (log2 e
+    split in two floats), accurate to an ulp of f, in [0, 2) wherever e^x is a normal float;
+    ex2.approx.ftz(f) * 2^n is then within ~2 ulp, subnormal results too (one rounding, by a
+    multiply that keeps subnormals). Beyond the clamp f grows past 2 (inf) or below -23 (0);
+    inf, -inf and NaN give inf, 0 and NaN."""
     if fast:
         return intrinsic("llvm.nvvm.ex2.approx.ftz.f", _mul(x, const(LOG2E)))
-    # Clamp first (NaN passes: minimumf/maximumf propagate it): e^-104 is below the smallest
-    # subnormal and e^89 above the largest float, so the result is 0 / inf all the same.
-    x = arith.minimumf(arith.maximumf(x, const(-104.0)), const(89.0))
-    n = intrinsic("llvm.rint.f32", _mul(x, const(LOG2E)))
-    r = fma(n, const(-LN2_HI), x)
-    r = fma(n, const(-LN2_LO), r)
-    p = intrinsic("llvm.nvvm.ex2.approx.f32", _mul(r, const(LOG2E)))
-    return _scale(p, arith.fptosi(emit.i32(), n))
+    t = intrinsic("llvm.nvvm.saturate.f", fma(x, const(LOG2E / 252), const(0.5)))
+    j = intrinsic("llvm.nvvm.fma.rm.f", t, const(252.0), const(_ROUNDER + 1))
+    minus_n = arith.subf(const(_ROUNDER + 127), j)
+    two_n = arith.bitcast(f32(), arith.shli(arith.bitcast(emit.i32(), j), emit.const_i32(23)))
+    f = fma(x, const(LOG2E_HI), minus_n)
+    f = fma(x, const(LOG2E_LO), f)
+    return _mul(intrinsic("llvm.nvvm.ex2.approx.ftz.f", f), two_n)
 
 
 def exp2(x: ir.Value, fast: bool) -> ir.Value:
