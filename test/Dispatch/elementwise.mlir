@@ -51,7 +51,7 @@ gpu.module @m {
 // CHECK: %[[M:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f16
 // CHECK: %[[LO:.*]] = llvm.insertelement %[[M]], %{{.*}} : vector<2xf16>
 // CHECK: %[[SPLAT:.*]] = llvm.insertelement %[[M]], %[[LO]]
-// CHECK: arith.subf %[[PAIR]], %[[SPLAT]] : vector<2xf16>
+// CHECK: arith.subf %[[PAIR]], %[[SPLAT]] fastmath<contract> : vector<2xf16>
 // CHECK-COUNT-15: arith.subf %{{.*}} : vector<2xf16>
 // CHECK-NOT: arith.subf
 !H = !tile.buf<array<i64: 4, 256>, f16, "local", #tile.layout<"S[(4, 32, 8):(8, 1@laneid, 1)]">>
@@ -128,12 +128,12 @@ gpu.module @m {
 // CHECK-NOT: llvm.load %{{.*}} !llvm.ptr<1>
 // CHECK: %[[X0:.*]] = llvm.load %[[ACC:.*]] : !llvm.ptr -> f32
 // CHECK: %[[C0:.*]] = llvm.load %[[BIAS:.*]] : !llvm.ptr -> f32
-// CHECK: arith.addf %[[X0]], %[[C0]] : f32
+// CHECK: arith.addf %[[X0]], %[[C0]] fastmath<contract> : f32
 // CHECK: %[[X1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
 // CHECK: %[[C1:.*]] = llvm.load %{{.*}} : !llvm.ptr -> f32
-// CHECK: arith.addf %[[X1]], %[[C1]] : f32
-// CHECK: arith.addf %{{.*}}, %[[C0]] : f32
-// CHECK: arith.addf %{{.*}}, %[[C1]] : f32
+// CHECK: arith.addf %[[X1]], %[[C1]] fastmath<contract> : f32
+// CHECK: arith.addf %{{.*}}, %[[C0]] fastmath<contract> : f32
+// CHECK: arith.addf %{{.*}}, %[[C1]] fastmath<contract> : f32
 // CHECK-NOT: arith.addf
 // CHECK: gpu.return
 !Acc = !tile.buf<array<i64: 16, 8>, f32, "local", #tile.layout<"S[(2, 8, 4, 2):(2, 4@laneid, 1@laneid, 1)]">>

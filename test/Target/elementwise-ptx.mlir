@@ -19,7 +19,7 @@
 // PTX: bar.sync 0;
 // PTX: ld.shared.v4.b32
 // PTX: bar.sync 0;
-// PTX: sub.rn.f16x2
+// PTX: sub.f16x2
 // PTX-COUNT-8: ex2.approx.f16x2
 // PTX: shfl.sync.bfly.b32
 // PTX-COUNT-2: bar.sync 0;

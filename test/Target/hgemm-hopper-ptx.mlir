@@ -119,7 +119,7 @@
 // SPLIT: bar.red.or.pred {{%p[0-9]+}}, {{%r[0-9]+}}, 128, [[LAST]];
 // SPLIT-COUNT-64: ld.global.v2.b32
 // SPLIT-COUNT-16: ld.global.v2.b32
-// SPLIT: add.rn.f32
+// SPLIT: add.f32
 // SPLIT: st.global.b32 [{{%rd[0-9]+}}{{(\+-?[0-9]+)?}}], 0;
 // SPLIT: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // SPLIT: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group

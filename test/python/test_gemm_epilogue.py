@@ -65,7 +65,7 @@ def test_bias_and_gelu_tanh_run_on_the_accumulator_before_the_store():
     # the bias columns this thread holds (pairs of neighbours: one 4-byte load each; 16 for
     # the first 128 columns), widened to f32 and added
     assert len(re.findall(r"ld\.global\.v2\.b16", epilogue)) == 16
-    assert "cvt.f32.f16" in epilogue and "add.rn.f32" in epilogue
+    assert "cvt.f32.f16" in epilogue and "add.f32" in epilogue
     # gelu's tanh on f32 (fast: tanh.approx), then the cast to f16 pairs and stmatrix to Cs
     assert epilogue.count("tanh.approx.f32") >= 64
     tail = epilogue[epilogue.rindex("tanh.approx.f32"):]
@@ -93,7 +93,7 @@ def test_no_epilogue_math_without_bias_activation_or_scale():
 def test_alpha_scales_the_accumulator():
     epilogue = epilogue_of(compiled(384, 768, 320, activation=None, bias=False, alpha=0.5).ptx)
     # the first 128-column chunk: 64 x 128 elements over a warpgroup's 128 threads
-    assert epilogue.count("mul.rn.f32") == 64 and "0f3F000000" in epilogue
+    assert epilogue.count("mul.f32") == 64 and "0f3F000000" in epilogue
 
 
 def test_residual_comes_through_shared_memory_by_tma():
@@ -104,7 +104,7 @@ def test_residual_comes_through_shared_memory_by_tma():
     load = epilogue.index("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::")
     wait = epilogue.index("mbarrier.try_wait.parity.shared.b64", load)
     read = epilogue.index("ldmatrix.sync.aligned", wait)
-    add = epilogue.index("add.rn.f32", read)
+    add = epilogue.index("add.f32", read)
     write = epilogue.index("stmatrix.sync.aligned", add)
     assert epilogue.index("bar.sync", add) < write       # all residual reads before the writes
 

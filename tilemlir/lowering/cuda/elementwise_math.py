@@ -265,12 +265,23 @@ def packed_apply(instruction: str, pair: ir.Value) -> ir.Value:
     return emit.bitcast(pair.type, inline_ptx(instruction, bits))
 
 
+CONTRACTABLE = {"add": arith.addf, "sub": arith.subf, "mul": arith.mulf}
+
+
+def _CONTRACT() -> ir.Attribute:
+    return ir.Attribute.parse("#arith.fastmath<contract>")
+
+
 def binary(fn: str, a: ir.Value, b: ir.Value) -> ir.Value:
     """a fn b for floats (scalars or vector<2xf16|bf16>: packed instructions) or integers."""
     t = a.type.element_type if isinstance(a.type, ir.VectorType) else a.type
     if isinstance(t, ir.FloatType):
-        ops = {"add": arith.addf, "sub": arith.subf, "mul": arith.mulf, "div": arith.divf,
-               "max": arith.maximumf, "min": arith.minimumf}
+        if fn in CONTRACTABLE:
+            # `contract`: a mul feeding an add / sub becomes one fma (LLVM fuses them; with
+            # no flag NVPTX writes mul.rn / add.rn, which ptxas must not fuse), as nvcc's
+            # default --fmad=true and Triton do: x * c - m in a softmax is one FFMA.
+            return CONTRACTABLE[fn](a, b, fastmath=_CONTRACT())
+        ops = {"div": arith.divf, "max": arith.maximumf, "min": arith.minimumf}
         if fn in ops:
             return ops[fn](a, b)
         preds = {"lt": "OLT", "le": "OLE", "gt": "OGT", "ge": "OGE", "eq": "OEQ", "ne": "UNE"}
