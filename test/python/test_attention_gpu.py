@@ -32,13 +32,18 @@ def reference(q, k, v, causal, scale):
     return torch.softmax(s, dim=-1) @ v.float()
 
 
+CONFIGS = {"pipelined": {}, "half_exp": dict(HALF_EXP=True),
+           "plain": dict(PIPELINE=False), "plain_half_exp": dict(PIPELINE=False, HALF_EXP=True)}
+
+
+@pytest.mark.parametrize("config", sorted(CONFIGS))
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["f16", "bf16"])
 @pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
 @pytest.mark.parametrize("shape", SHAPES, ids=["x".join(map(str, s)) for s in SHAPES])
-def test_matches_float32_attention(shape, causal, dtype):
+def test_matches_float32_attention(shape, causal, dtype, config):
     B, H, S, D = shape
     name = "float16" if dtype == torch.float16 else "bfloat16"
-    kernel = flash_attention(B, H, S, D, name, causal=causal)
+    kernel = flash_attention(B, H, S, D, name, causal=causal, **CONFIGS[config])
     for _ in range(2):                          # fresh inputs each time
         q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype) for _ in range(3))
         (o,) = run_poisoned(kernel, [q.view(-1, D), k.view(-1, D), v.view(-1, D)],

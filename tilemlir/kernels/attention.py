@@ -74,7 +74,8 @@ def _check(B, H, S, D, dtype, STAGES):
 
 
 def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGES=2,
-                    PIPELINE=True, PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True):
+                    PIPELINE=True, HALF_EXP=False, PRODUCER_REGS=24, CONSUMER_REGS=240,
+                    fast_exp=True):
     """The kernel for q, k, v, o of shape [B, H, S, D] (contiguous, given as (B*H*S) x D).
     scale: the softmax scale, 1 / sqrt(D) by default."""
     _check(B, H, S, D, dtype, STAGES)
@@ -166,6 +167,10 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             row = (wg - 1) * 64
             scores = T.alloc_local((64, BKV), "float32", layout=s_layout)
             probs = T.alloc_local((64, BKV), dtype, layout=p_layout)
+            fresh = probs
+            if HALF_EXP:
+                if PIPELINE:
+                    fresh = T.alloc_local((64, BKV), dtype, layout=p_layout)
             acc = T.alloc_local((64, D), "float32", layout=wgmma_accumulator_layout(64, D))
             out = T.alloc_local((64, D), dtype, layout=wgmma_accumulator_layout(64, D))
             m = T.alloc_local((64, 1), "float32", layout=stat_layout)
@@ -215,10 +220,19 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                 Tx.wg.sub(rescale, m, m_new)
                 Tx.wg.exp2(rescale, rescale, fast=fast_exp)
                 Tx.wg.maximum(m, m, m_new)
-                Tx.wg.mul(scores, scores, c)
+                Tx.wg.mul(scores, scores, c)            # one FFMA with the next line
                 Tx.wg.sub(scores, scores, m)
-                Tx.wg.exp2(scores, scores, fast=fast_exp)
-                Tx.wg.sum(m_new, scores, axis=1)        # this block's row sums
+                if HALF_EXP:
+                    # exp2 of pairs in the input type (ex2.approx.f16x2 / bf16x2): half the
+                    # MUFU work, and P is the exact operand P V reads; the row sums add
+                    # those P values in f32. Pipelined, P V of the previous block still
+                    # reads `probs`: the new P goes to `probs_next` until it has landed.
+                    Tx.wg.cast(fresh, scores)
+                    Tx.wg.exp2(fresh, fresh, fast=True)
+                    Tx.wg.sum(m_new, fresh, axis=1)
+                else:
+                    Tx.wg.exp2(scores, scores, fast=fast_exp)
+                    Tx.wg.sum(m_new, scores, axis=1)    # this block's row sums
                 Tx.wg.mul(l, l, rescale)
                 Tx.wg.add(l, l, m_new)
 
@@ -233,7 +247,10 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                 T.ptx.wgmma.wait_group(0)
                 release(k_empty, 0)
                 online_softmax(0)
-                Tx.wg.cast(probs, scores)
+                if HALF_EXP:
+                    Tx.wg.cast(probs, fresh)
+                else:
+                    Tx.wg.cast(probs, scores)
                 for j in T.serial(1, blocks):
                     issue_scores(j)
                     issue_values(j - 1)
@@ -243,7 +260,10 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                     T.ptx.wgmma.wait_group(0)           # P V_(j-1) is done: rescale, new P
                     release(v_empty, j - 1)
                     Tx.wg.mul(acc, acc, rescale)
-                    Tx.wg.cast(probs, scores)
+                    if HALF_EXP:
+                        Tx.wg.cast(probs, fresh)
+                    else:
+                        Tx.wg.cast(probs, scores)
                 issue_values(blocks - 1)
                 T.ptx.wgmma.wait_group(0)
                 release(v_empty, blocks - 1)
@@ -254,7 +274,8 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                     release(k_empty, j)
                     online_softmax(j)
                     Tx.wg.mul(acc, acc, rescale)
-                    Tx.wg.cast(probs, scores)
+                    if not HALF_EXP:
+                        Tx.wg.cast(probs, scores)
                     issue_values(j)
                     T.ptx.wgmma.wait_group(0)
                     release(v_empty, j)
