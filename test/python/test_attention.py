@@ -41,6 +41,7 @@ def compiled(*args, **kwargs):
     ((0, 1, 256, 64), {}, "B=0 must be a positive integer"),
     ((1, 1, 256, 128), dict(STAGES=4), "4 stages of K and V at D=128 need"),
     ((1, 1, 256, 64), dict(STAGES=0), "STAGES=0 must be at least 1"),
+    ((1, 1, 256, 64), dict(SMS=0), "SMS=0 must be a positive integer"),
 ])
 def test_refused_with_the_reason(args, kwargs, message):
     with pytest.raises(ShapeError, match=re.escape(message)):
@@ -72,6 +73,12 @@ def test_compiles_to_wgmma_chains_around_the_softmax(D, causal, dtype):
     maps = [(r.param, r.box, r.swizzle) for r in kernel.signature.tensor_maps]
     assert maps == [(0, (128, 64), 128), (1, (128, 64), 128), (2, (128, 64), 128)]
     assert "C7514" not in ptxas_warnings(ptx)    # no wgmma serialised by register reads
+
+
+@pytest.mark.parametrize("B, H, S, grid", [(2, 3, 512, 24), (8, 16, 4096, 132)])
+def test_the_grid_is_persistent(B, H, S, grid):
+    # one CTA per SM at most, each taking every grid-th (head, query block) item
+    assert compiled(B, H, S, 64).signature.grid == (grid, 1, 1)
 
 
 def test_front_door_names_the_bad_argument():

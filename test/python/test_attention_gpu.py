@@ -1,7 +1,7 @@
 """flash_attention on the H200 against float32 attention in torch: NaN-poisoned outputs, fresh
 random inputs, head dims 64 and 128, causal and not, several heads and batches (each CTA's
 rows of Q, K and V start at its head's offset), sequences of one and several key blocks and
-more blocks than stages (the ring's phases wrap)."""
+more blocks than stages (the ring's phases wrap), and persistent CTAs taking several items."""
 
 import math
 
@@ -32,8 +32,10 @@ def reference(q, k, v, causal, scale):
     return torch.softmax(s, dim=-1) @ v.float()
 
 
-CONFIGS = {"pipelined": {}, "half_exp": dict(HALF_EXP=True),
-           "plain": dict(PIPELINE=False), "plain_half_exp": dict(PIPELINE=False, HALF_EXP=True)}
+# few_ctas: each CTA of the persistent grid takes several items (the Q barriers' phases and
+# the ring's stage count carry over from item to item)
+CONFIGS = {"pipelined": {}, "plain": dict(PIPELINE=False), "few_ctas": dict(SMS=3),
+           "few_ctas_3_stages": dict(SMS=2, STAGES=3, PIPELINE=False)}
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))

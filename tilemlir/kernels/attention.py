@@ -2,11 +2,16 @@
 
     O = softmax(Q K^T * scale [+ causal mask]) V        per (batch, head)
 
-Q, K, V and O are [B, H, S, D] tensors seen as (B*H*S) x D matrices. Each CTA computes one
-BQ = 128-row block of one head's output and walks that head's keys in BKV = 128-row blocks:
+Q, K, V and O are [B, H, S, D] tensors seen as (B*H*S) x D matrices. A work item is one
+BQ = 128-row block of one head's output, which walks that head's keys in BKV = 128-row
+blocks. The grid is persistent: one CTA per SM, each taking every SMS-th item (a head's
+query blocks are consecutive items, so the CTAs at work share its K and V in L2; causal
+items come longest first), so the producer loads the next item's Q and keys while the
+consumers finish the last one.
 
-- warpgroup 0 is the producer: one elected thread loads the Q block once, then K and V of
-  each key block by TMA into a STAGES-deep ring. K and V have their own `full` barriers (so
+- warpgroup 0 is the producer: one elected thread loads an item's Q block (once the
+  consumers' last Q K^T of the previous item has read Q: the `q_empty` barrier), then K and V
+  of each key block by TMA into a STAGES-deep ring. K and V have their own `full` barriers (so
   Q K^T can start before V has landed) and their own `empty` barriers (K of a block is free
   as soon as Q K^T has read it, V only after P V), each freed by both consumers.
 - warpgroups 1 and 2 are the consumers, 64 query rows each (wgmma's M). Per key block j:
@@ -29,8 +34,11 @@ BQ = 128-row block of one head's output and walks that head's keys in BKV = 128-
 
 D is 64 or 128 (one or two 64-column, 128-byte-swizzled chunks, each its own TMA box and
 its own wgmma K-chunk / N-chunk); S must be a multiple of 128. Causal attention skips the
-key blocks past the diagonal and masks the diagonal block; CTAs of a head run its longest
-query blocks first.
+key blocks past the diagonal and masks the diagonal block.
+
+Measured against exp2 of P in pairs of the input type (ex2.approx.f16x2, half the MUFU
+work): 9-15% slower at seq 4096 on the H200 (the new P needs a second register tile while
+P V still reads the old one; results/2026-12-01-attention/), so the exponentials stay f32.
 """
 
 import math
@@ -73,24 +81,38 @@ def _check(B, H, S, D, dtype, STAGES):
                          f"bytes of shared memory, more than a Hopper CTA's 227 KiB")
 
 
+def _item(u, q_blocks: int, causal: bool):
+    """(head, query block) of work item u: a head's query blocks are consecutive items (the
+    CTAs working at once share its K and V in L2), longest rows of keys first when causal."""
+    head = u // q_blocks
+    qb = u % q_blocks
+    if causal:
+        qb = q_blocks - 1 - qb
+    return head, qb
+
+
 def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGES=2,
-                    PIPELINE=True, HALF_EXP=False, PRODUCER_REGS=24, CONSUMER_REGS=240,
+                    PIPELINE=True, SMS=132, PRODUCER_REGS=24, CONSUMER_REGS=240,
                     fast_exp=True):
     """The kernel for q, k, v, o of shape [B, H, S, D] (contiguous, given as (B*H*S) x D).
-    scale: the softmax scale, 1 / sqrt(D) by default."""
+    scale: the softmax scale, 1 / sqrt(D) by default. SMS: the persistent grid (132 SMs on
+    the H200), each CTA taking every SMS-th (head, query block) item."""
     _check(B, H, S, D, dtype, STAGES)
+    if isinstance(SMS, bool) or not isinstance(SMS, int) or SMS < 1:
+        raise ShapeError(f"flash_attention: SMS={SMS!r} must be a positive integer")
     if scale is None:
         scale = 1.0 / math.sqrt(D)
     c = float(scale) * LOG2E
     chunks = D // CHUNK
     heads = B * H
     q_blocks = S // BQ
+    items = heads * q_blocks
+    ctas = min(SMS, items)
     rows = heads * S
     qk_layout = T.mma_shared_layout(dtype, "128B", (chunks * BQ, CHUNK))
     k_layout = T.mma_shared_layout(dtype, "128B", (STAGES * chunks * BKV, CHUNK))
     v_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BKV, D))
     s_layout = wgmma_accumulator_layout(64, BKV)
-    o_layout = wgmma_accumulator_layout(64, CHUNK)
     p_layout = wgmma_a_layout(64, BKV)
     stat_layout = s_layout.column_vector((64, BKV))
     kv_bytes = BKV * D * 2
@@ -98,20 +120,14 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
     @T.prim_func
     def flash_attention(Q: T.Buffer((rows, D), dtype), K: T.Buffer((rows, D), dtype),
                         V: T.Buffer((rows, D), dtype), O: T.Buffer((rows, D), dtype)):
-        pid = T.cta_id([heads * q_blocks])
+        pid = T.cta_id([ctas])
         wg = T.warpgroup_id([3])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
-        head = pid // q_blocks
-        qb = pid % q_blocks
-        if causal:
-            qb = q_blocks - 1 - qb              # the longest rows of keys first
-        q0 = head * S + qb * BQ                 # this block's first row of Q and O
-        kv0 = head * S                          # the head's first row of K and V
-        blocks = qb + 1 if causal else q_blocks
 
         pool = T.SMEMPool()
-        q_full = pool.alloc((1,), "uint64", align=8)
+        q_full = pool.alloc((1,), "uint64", align=8)          # the item's Q has landed
+        q_empty = pool.alloc((1,), "uint64", align=8)         # both consumers' last Q K^T ran
         k_full = pool.alloc((STAGES,), "uint64", align=8)     # K of the stage has landed
         v_full = pool.alloc((STAGES,), "uint64", align=8)
         k_empty = pool.alloc((STAGES,), "uint64", align=8)    # both consumers read K
@@ -126,6 +142,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             if warp == 0:
                 if lane == 0:
                     T.ptx.mbarrier.init(q_full.ptr_to([0]), 1)
+                    T.ptx.mbarrier.init(q_empty.ptr_to([0]), 2)
                     for s in T.unroll(STAGES):
                         T.ptx.mbarrier.init(k_full.ptr_to([s]), 1)
                         T.ptx.mbarrier.init(v_full.ptr_to([s]), 1)
@@ -135,42 +152,48 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
         T.cuda.cta_sync()
 
         if wg == 0:
-            # --- producer: Q once, then K and V of each key block through the ring ---
+            # --- producer: per item, Q, then K and V of each key block through the ring ---
             T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
             if warp == 0:
                 if T.ptx.elect_sync():
-                    T.ptx.mbarrier.arrive_expect_tx(q_full.ptr_to([0]), BQ * D * 2)
-                    for qc in T.unroll(chunks):
-                        Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
-                                      Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
-                                      q_full.ptr_to([0]))
-                    for j in T.serial(blocks):
-                        s = j % STAGES
-                        k0 = kv0 + j * BKV
+                    it: T.int32 = 0                      # key blocks loaded so far
+                    n: T.int32 = 0                       # items so far
+                    for u in T.serial(pid, items, ctas):
+                        head, qb = _item(u, q_blocks, causal)
+                        q0 = head * S + qb * BQ
+                        kv0 = head * S
+                        blocks = qb + 1 if causal else q_blocks
                         # A fresh barrier's preceding phase counts as complete: the first
-                        # round of waits passes at once.
-                        free = (j // STAGES + 1) % 2
-                        T.ptx.mbarrier.try_wait(k_empty.ptr_to([s]), free)
-                        T.ptx.mbarrier.arrive_expect_tx(k_full.ptr_to([s]), kv_bytes)
-                        for kc in T.unroll(chunks):
-                            ks = (s * chunks + kc) * BKV
-                            Tx.copy_async(Ks[ks:ks + BKV, :],
-                                          K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
-                                          k_full.ptr_to([s]))
-                        T.ptx.mbarrier.try_wait(v_empty.ptr_to([s]), free)
-                        T.ptx.mbarrier.arrive_expect_tx(v_full.ptr_to([s]), kv_bytes)
-                        Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
-                                      v_full.ptr_to([s]))
+                        # waits on an `empty` barrier pass at once.
+                        T.ptx.mbarrier.try_wait(q_empty.ptr_to([0]), (n + 1) % 2)
+                        T.ptx.mbarrier.arrive_expect_tx(q_full.ptr_to([0]), BQ * D * 2)
+                        for qc in T.unroll(chunks):
+                            Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
+                                          Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
+                                          q_full.ptr_to([0]))
+                        for j in T.serial(blocks):
+                            s = it % STAGES
+                            k0 = kv0 + j * BKV
+                            free = (it // STAGES + 1) % 2
+                            T.ptx.mbarrier.try_wait(k_empty.ptr_to([s]), free)
+                            T.ptx.mbarrier.arrive_expect_tx(k_full.ptr_to([s]), kv_bytes)
+                            for kc in T.unroll(chunks):
+                                ks = (s * chunks + kc) * BKV
+                                Tx.copy_async(Ks[ks:ks + BKV, :],
+                                              K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
+                                              k_full.ptr_to([s]))
+                            T.ptx.mbarrier.try_wait(v_empty.ptr_to([s]), free)
+                            T.ptx.mbarrier.arrive_expect_tx(v_full.ptr_to([s]), kv_bytes)
+                            Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
+                                          v_full.ptr_to([s]))
+                            it += 1
+                        n += 1
         else:
-            # --- consumers: 64 query rows each ---
+            # --- consumers: 64 query rows of each item each ---
             T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
             row = (wg - 1) * 64
             scores = T.alloc_local((64, BKV), "float32", layout=s_layout)
             probs = T.alloc_local((64, BKV), dtype, layout=p_layout)
-            fresh = probs
-            if HALF_EXP:
-                if PIPELINE:
-                    fresh = T.alloc_local((64, BKV), dtype, layout=p_layout)
             acc = T.alloc_local((64, D), "float32", layout=wgmma_accumulator_layout(64, D))
             out = T.alloc_local((64, D), dtype, layout=wgmma_accumulator_layout(64, D))
             m = T.alloc_local((64, 1), "float32", layout=stat_layout)
@@ -186,32 +209,33 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                 Tx.wg.iota(key, axis=0)
                 Tx.wg.iota(query, axis=0, offset=row)
 
-            def issue_scores(j):
-                # scores = Q K_j^T, one committed wgmma group per 64 columns of D
-                s = j % STAGES
-                T.ptx.mbarrier.try_wait(k_full.ptr_to([s]), (j // STAGES) % 2)
+            def issue_scores(i):
+                # scores = Q K_i^T (i counts key blocks over items: the ring's stage and
+                # phase), one committed wgmma group per 64 columns of D
+                s = i % STAGES
+                T.ptx.mbarrier.try_wait(k_full.ptr_to([s]), (i // STAGES) % 2)
                 for ch in T.unroll(chunks):
                     at = (s * chunks + ch) * BKV
                     Tx.wg.gemm_async(scores, Qs[ch * BQ + row:ch * BQ + row + 64, :],
                                      Ks[at:at + BKV, :], accum=ch > 0)
 
-            def issue_values(j):
-                # acc += P V_j: P from registers, V_j MN-major from shared memory (D in
+            def issue_values(i):
+                # acc += P V_i: P from registers, V_i MN-major from shared memory (D in
                 # 64-column chunks, one TMA box each), one committed wgmma group
-                s = j % STAGES
-                T.ptx.mbarrier.try_wait(v_full.ptr_to([s]), (j // STAGES) % 2)
+                s = i % STAGES
+                T.ptx.mbarrier.try_wait(v_full.ptr_to([s]), (i // STAGES) % 2)
                 Tx.wg.gemm_async(acc, probs, Vs[s * BKV:s * BKV + BKV, :], accum=True,
                                  transpose_B=True)
 
-            def release(barriers, j):
+            def release(barriers, i):
                 if warp == 0:
                     if lane == 0:
-                        T.ptx.mbarrier.arrive(barriers.ptr_to([j % STAGES]))
+                        T.ptx.mbarrier.arrive(barriers.ptr_to([i % STAGES]))
 
-            def online_softmax(j):
+            def online_softmax(last):
                 # m' = max(m, rowmax(S) c); scores = exp2(S c - m'); l = l 2^(m - m') + rowsum
                 if causal:
-                    if j == blocks - 1:
+                    if last:
                         Tx.wg.compare(future, key, ">", query)
                         Tx.wg.select(scores, future, NEG_INF, scores)
                 Tx.wg.max(m_new, scores, axis=1)
@@ -222,67 +246,65 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                 Tx.wg.maximum(m, m, m_new)
                 Tx.wg.mul(scores, scores, c)            # one FFMA with the next line
                 Tx.wg.sub(scores, scores, m)
-                if HALF_EXP:
-                    # exp2 of pairs in the input type (ex2.approx.f16x2 / bf16x2): half the
-                    # MUFU work, and P is the exact operand P V reads; the row sums add
-                    # those P values in f32. Pipelined, P V of the previous block still
-                    # reads `probs`: the new P goes to `probs_next` until it has landed.
-                    Tx.wg.cast(fresh, scores)
-                    Tx.wg.exp2(fresh, fresh, fast=True)
-                    Tx.wg.sum(m_new, fresh, axis=1)
-                else:
-                    Tx.wg.exp2(scores, scores, fast=fast_exp)
-                    Tx.wg.sum(m_new, scores, axis=1)    # this block's row sums
+                Tx.wg.exp2(scores, scores, fast=fast_exp)
+                Tx.wg.sum(m_new, scores, axis=1)        # this block's row sums
                 Tx.wg.mul(l, l, rescale)
                 Tx.wg.add(l, l, m_new)
 
-            Tx.wg.fill(m, M_INIT)
-            Tx.wg.fill(l, 0.0)
-            Tx.wg.fill(acc, 0.0)
-            T.ptx.mbarrier.try_wait(q_full.ptr_to([0]), 0)
-            if PIPELINE:
-                # P V of block j - 1 runs on the tensor cores while the softmax of block j
-                # (whose Q K^T was issued just before it) runs on the ALUs.
-                issue_scores(0)
-                T.ptx.wgmma.wait_group(0)
-                release(k_empty, 0)
-                online_softmax(0)
-                if HALF_EXP:
-                    Tx.wg.cast(probs, fresh)
-                else:
+            it: T.int32 = 0
+            n: T.int32 = 0
+            for u in T.serial(pid, items, ctas):
+                head, qb = _item(u, q_blocks, causal)
+                q0 = head * S + qb * BQ
+                blocks = qb + 1 if causal else q_blocks
+                Tx.wg.fill(m, M_INIT)
+                Tx.wg.fill(l, 0.0)
+                Tx.wg.fill(acc, 0.0)
+                T.ptx.mbarrier.try_wait(q_full.ptr_to([0]), n % 2)
+                if PIPELINE:
+                    # P V of block j - 1 runs on the tensor cores while the softmax of block
+                    # j (whose Q K^T was issued just before it) runs on the ALUs.
+                    issue_scores(it)
+                    T.ptx.wgmma.wait_group(0)
+                    release(k_empty, it)
+                    if blocks == 1:
+                        release(q_empty, 0)             # the item's last read of Q is done
+                    online_softmax(blocks == 1)
                     Tx.wg.cast(probs, scores)
-                for j in T.serial(1, blocks):
-                    issue_scores(j)
-                    issue_values(j - 1)
-                    T.ptx.wgmma.wait_group(1)           # Q K_j^T is done, P V_(j-1) may run
-                    release(k_empty, j)
-                    online_softmax(j)
-                    T.ptx.wgmma.wait_group(0)           # P V_(j-1) is done: rescale, new P
-                    release(v_empty, j - 1)
-                    Tx.wg.mul(acc, acc, rescale)
-                    if HALF_EXP:
-                        Tx.wg.cast(probs, fresh)
-                    else:
+                    for j in T.serial(1, blocks):
+                        issue_scores(it + j)
+                        issue_values(it + j - 1)
+                        T.ptx.wgmma.wait_group(1)       # Q K_j^T is done, P V_(j-1) may run
+                        release(k_empty, it + j)
+                        if j == blocks - 1:
+                            release(q_empty, 0)
+                        online_softmax(j == blocks - 1)
+                        T.ptx.wgmma.wait_group(0)       # P V_(j-1) is done: rescale, new P
+                        release(v_empty, it + j - 1)
+                        Tx.wg.mul(acc, acc, rescale)
                         Tx.wg.cast(probs, scores)
-                issue_values(blocks - 1)
-                T.ptx.wgmma.wait_group(0)
-                release(v_empty, blocks - 1)
-            else:
-                for j in T.serial(blocks):
-                    issue_scores(j)
+                    issue_values(it + blocks - 1)
                     T.ptx.wgmma.wait_group(0)
-                    release(k_empty, j)
-                    online_softmax(j)
-                    Tx.wg.mul(acc, acc, rescale)
-                    if not HALF_EXP:
+                    release(v_empty, it + blocks - 1)
+                else:
+                    for j in T.serial(blocks):
+                        issue_scores(it + j)
+                        T.ptx.wgmma.wait_group(0)
+                        release(k_empty, it + j)
+                        if j == blocks - 1:
+                            release(q_empty, 0)
+                        online_softmax(j == blocks - 1)
+                        Tx.wg.mul(acc, acc, rescale)
                         Tx.wg.cast(probs, scores)
-                    issue_values(j)
-                    T.ptx.wgmma.wait_group(0)
-                    release(v_empty, j)
-            Tx.wg.div(l, 1.0, l)
-            Tx.wg.mul(acc, acc, l)
-            Tx.wg.cast(out, acc)
-            Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out)
+                        issue_values(it + j)
+                        T.ptx.wgmma.wait_group(0)
+                        release(v_empty, it + j)
+                Tx.wg.div(l, 1.0, l)
+                Tx.wg.mul(acc, acc, l)
+                Tx.wg.cast(out, acc)
+                Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out)
+                it += blocks
+                n += 1
 
     return flash_attention
 
