@@ -35,7 +35,8 @@ def reference(q, k, v, causal, scale):
 # few_ctas: each CTA of the persistent grid takes several items (the Q barriers' phases and
 # the ring's stage count carry over from item to item)
 CONFIGS = {"pipelined": {}, "plain": dict(PIPELINE=False), "few_ctas": dict(SMS=3),
-           "few_ctas_3_stages": dict(SMS=2, STAGES=3, PIPELINE=False)}
+           "few_ctas_3_stages": dict(SMS=2, STAGES=3, PIPELINE=False),
+           "longest_first": dict(SMS=5, ORDER="longest")}
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))

@@ -81,9 +81,16 @@ def _check(B, H, S, D, dtype, STAGES):
                          f"bytes of shared memory, more than a Hopper CTA's 227 KiB")
 
 
-def _item(u, q_blocks: int, causal: bool):
-    """(head, query block) of work item u: a head's query blocks are consecutive items (the
-    CTAs working at once share its K and V in L2), longest rows of keys first when causal."""
+ORDERS = ("head", "longest")
+
+
+def _item(u, q_blocks: int, heads: int, causal: bool, order: str):
+    """(head, query block) of work item u. "head": a head's query blocks are consecutive items
+    (the CTAs working at once share its K and V in L2), longest rows of keys first when
+    causal. "longest" (causal): every head's longest query block, then the next longest...,
+    so that the items the CTAs take in one round are of one length."""
+    if causal and order == "longest":
+        return u % heads, q_blocks - 1 - u // heads
     head = u // q_blocks
     qb = u % q_blocks
     if causal:
@@ -92,14 +99,16 @@ def _item(u, q_blocks: int, causal: bool):
 
 
 def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGES=2,
-                    PIPELINE=True, SMS=132, PRODUCER_REGS=24, CONSUMER_REGS=240,
-                    fast_exp=True):
+                    PIPELINE=True, SMS=132, ORDER="head", PRODUCER_REGS=24,
+                    CONSUMER_REGS=240, fast_exp=True):
     """The kernel for q, k, v, o of shape [B, H, S, D] (contiguous, given as (B*H*S) x D).
     scale: the softmax scale, 1 / sqrt(D) by default. SMS: the persistent grid (132 SMs on
     the H200), each CTA taking every SMS-th (head, query block) item."""
     _check(B, H, S, D, dtype, STAGES)
     if isinstance(SMS, bool) or not isinstance(SMS, int) or SMS < 1:
         raise ShapeError(f"flash_attention: SMS={SMS!r} must be a positive integer")
+    if ORDER not in ORDERS:
+        raise ShapeError(f"flash_attention: ORDER={ORDER!r} must be one of {ORDERS}")
     if scale is None:
         scale = 1.0 / math.sqrt(D)
     c = float(scale) * LOG2E
@@ -159,7 +168,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                     it: T.int32 = 0                      # key blocks loaded so far
                     n: T.int32 = 0                       # items so far
                     for u in T.serial(pid, items, ctas):
-                        head, qb = _item(u, q_blocks, causal)
+                        head, qb = _item(u, q_blocks, heads, causal, ORDER)
                         q0 = head * S + qb * BQ
                         kv0 = head * S
                         blocks = qb + 1 if causal else q_blocks
@@ -254,7 +263,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             it: T.int32 = 0
             n: T.int32 = 0
             for u in T.serial(pid, items, ctas):
-                head, qb = _item(u, q_blocks, causal)
+                head, qb = _item(u, q_blocks, heads, causal, ORDER)
                 q0 = head * S + qb * BQ
                 blocks = qb + 1 if causal else q_blocks
                 Tx.wg.fill(m, M_INIT)
