@@ -536,6 +536,16 @@ irdl.dialect @tile {
     irdl.attributes { "threads" = %threads }
   }
 
+  // bar.arrive `id`, `threads`: this thread's warp counts towards the named barrier without
+  // waiting for it: one role signals another that waits with tile.named_barrier on the same
+  // id and count (e.g. two consumer warpgroups taking turns to issue their wgmma).
+  irdl.operation @barrier_arrive {
+    %id = irdl.is i32
+    %threads = irdl.base "#builtin.integer"
+    irdl.operands(id: %id)
+    irdl.attributes { "threads" = %threads }
+  }
+
   // bar.red.or.pred `id`, `threads`: the named barrier of tile.named_barrier that also gives
   // every thread taking part the OR of their `pred`s (the same value on each of them, e.g. a
   // decision one thread of a warpgroup made, for the whole warpgroup to branch on).

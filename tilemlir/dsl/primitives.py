@@ -462,6 +462,14 @@ class _Cuda:
         _op("named_barrier", [as_scalar(barrier_id, emit.i32()).value],
             {"threads": _i64_attr(threads)}, None)
 
+    def bar_arrive(self, barrier_id, threads: int) -> None:
+        """bar.arrive barrier_id, threads: counts this thread towards the barrier without
+        waiting; the `threads` include those that wait on it with bar_sync."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise KernelError(f"bar_arrive threads must be an integer, got {threads!r}")
+        _op("barrier_arrive", [as_scalar(barrier_id, emit.i32()).value],
+            {"threads": _i64_attr(threads)}, None)
+
     def bar_or(self, barrier_id, threads: int, pred) -> Scalar:
         """bar_sync that also returns, to each of the `threads` threads, whether any of them
         passed a true `pred` (a boolean the whole group may branch on)."""

@@ -581,6 +581,11 @@ class Machine:
                                  f"once: a barrier between roles running different code is not "
                                  f"modelled (the interpreter runs branches one after the other)")
 
+    def _op_tile_barrier_arrive(self, op, mask):
+        raise InterpretError("bar.arrive hands off between roles running different code at "
+                             "once, which the interpreter (branches one after the other) does "
+                             "not model")
+
     def _no_op(self, op, mask):
         return None
 

@@ -241,6 +241,13 @@ def lower_named_barrier(ctx):
                                 number_of_threads=emit.const_i32(ctx.attr("threads")))
 
 
+@register("barrier_arrive", name="bar_arrive", priority=0, when=[_barrier_threads])
+def lower_barrier_arrive(ctx):
+    """bar.arrive id, threads."""
+    return lambda: nvvm.barrier_arrive(emit.const_i32(ctx.attr("threads")),
+                                       barrier_id=ctx.operand("id"))
+
+
 # nvvm.barrier takes a reduction only on barrier 0; the intrinsic takes any barrier id (the
 # value analysis knows its result is the same on every thread of the barrier).
 _BAR_RED_OR = BAR_RED_OR

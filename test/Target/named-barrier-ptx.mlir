@@ -1,0 +1,36 @@
+// Named barriers between roles: tile.named_barrier (bar.sync: arrive and wait) and
+// tile.barrier_arrive (bar.arrive: arrive only), as two consumer warpgroups take turns with
+// them (each waits on its own id, and its arrival lets the other one go).
+//
+// RUN: tilemlir-opt %s --pass-pipeline='builtin.module(tile-dispatch{chip=sm_90a})' | FileCheck %s --check-prefix=IR
+// RUN: tilemlir-opt %s --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx -o %t.ptx
+// RUN: FileCheck %s --check-prefix=PTX < %t.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
+// RUN: tilemlir-opt %s --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_80})' --emit=ptx -o %t.80.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin %}
+
+// IR-LABEL: gpu.func @turns
+// IR: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
+// IR: nvvm.barrier.arrive id = %{{.*}} number_of_threads = %{{.*}}
+// IR-NOT: tile.
+
+// PTX-LABEL: .entry turns(
+// PTX: bar.sync {{%r[0-9]+}}, 256;
+// PTX: mov.b32 [[N:%r[0-9]+]], 256;
+// PTX: bar.arrive {{%r[0-9]+}}, [[N]];
+
+gpu.module @m {
+  gpu.func @turns() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+    %c128 = arith.constant 128 : index
+    %c3 = arith.constant 3 : i32
+    %tid = gpu.thread_id x
+    %wg = arith.divui %tid, %c128 : index
+    %w = arith.index_cast %wg : index to i32
+    %mine = arith.addi %w, %c3 : i32
+    %c7 = arith.constant 7 : i32
+    %other = arith.subi %c7, %w : i32
+    "tile.named_barrier"(%mine) {threads = 256 : i64} : (i32) -> ()
+    "tile.barrier_arrive"(%other) {threads = 256 : i64} : (i32) -> ()
+    gpu.return
+  }
+}
