@@ -88,3 +88,12 @@ def test_front_door_names_the_bad_argument():
         attention(q, q, q)
     with pytest.raises(ArgumentError, match="q must be a torch CUDA tensor, got ndarray"):
         attention(q.numpy(), q, q)
+
+
+@pytest.mark.parametrize("pingpong", [True, False])
+def test_consumers_take_turns_issuing_their_wgmma(pingpong):
+    ptx = compiled(1, 2, 512, 64, PINGPONG=pingpong).ptx
+    turns = re.findall(r"bar\.sync\s+%r\d+, 256;", ptx)
+    # pipelined: a turn for the first Q K^T, for each loop step and for the last P V
+    assert len(turns) == (3 if pingpong else 0)
+    assert ("bar.arrive" in ptx) == pingpong
