@@ -36,7 +36,7 @@ def reference(q, k, v, causal, scale):
 # the ring's stage count carry over from item to item)
 CONFIGS = {"pipelined": {}, "plain": dict(PIPELINE=False), "few_ctas": dict(SMS=3),
            "few_ctas_3_stages": dict(SMS=2, STAGES=3, PIPELINE=False),
-           "longest_first": dict(SMS=5, ORDER="longest")}
+           "no_pingpong": dict(SMS=5, PINGPONG=False)}
 
 
 @pytest.mark.parametrize("config", sorted(CONFIGS))
