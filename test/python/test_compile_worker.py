@@ -100,3 +100,22 @@ def test_a_compiler_process_that_cannot_start_falls_back_with_a_warning(isolated
     with pytest.warns(CompilerProcessWarning, match="exited with status 3"):
         kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
     assert "mma.sync" in kernel.ptx and compile_worker._worker.unusable
+
+
+def test_the_worker_imports_the_callers_tilemlir_not_the_working_directorys(
+        isolated_cache, monkeypatch, tmp_path):
+    """`python -m` would put the working directory first on the worker's path: a checkout
+    there (here a package that exits at once) must not replace the tilemlir the caller runs."""
+    import warnings
+    from tilemlir.kernels.mma_demo import gemm_16x8x16
+    fake = tmp_path / "tilemlir"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("raise SystemExit(7)\n")
+    compile_worker._worker.close()
+    monkeypatch.setattr(compile_worker._worker, "unusable", False)
+    monkeypatch.chdir(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")              # no CompilerProcessWarning: it started
+        kernel = tilemlir.compile(gemm_16x8x16, target="sm_80", cache=False)
+    assert "mma.sync" in kernel.ptx and not compile_worker._worker.unusable
+    compile_worker._worker.close()

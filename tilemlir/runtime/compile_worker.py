@@ -131,9 +131,11 @@ class _Worker:
 
     def _start(self) -> subprocess.Popen:
         env = dict(os.environ)
-        # The same tilemlir and MLIR as this process, wherever they were imported from.
+        # The same tilemlir and MLIR as this process, wherever they were imported from: this
+        # process's sys.path, and -P so that `-m` does not put the working directory ahead of
+        # it (a checkout there would shadow the tilemlir the caller imported).
         env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if isinstance(p, str) and p)
-        return subprocess.Popen([sys.executable, "-m", "tilemlir.runtime.compile_worker"],
+        return subprocess.Popen([sys.executable, "-P", "-m", "tilemlir.runtime.compile_worker"],
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env)
 
     def call(self, request):
@@ -154,7 +156,7 @@ class _Worker:
                 code = process.wait()
                 self._process = None
                 if code > 0 and not self._answered:     # it never ran: an import failed, ...
-                    raise _CannotStart(f"{sys.executable} -m tilemlir.runtime.compile_worker "
+                    raise _CannotStart(f"{sys.executable} -P -m tilemlir.runtime.compile_worker "
                                        f"exited with status {code}; its message is on stderr")
                 raise CompilerCrash(f"internal error: MLIR/LLVM ended the compiler process "
                                     f"({_describe(code)}; its own message, if any, is on "
