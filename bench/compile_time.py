@@ -54,6 +54,14 @@ def shipped_kernels():
     from tilemlir.kernels import hgemm_hopper
     out += [(f"hgemm_v{i} 8192^3 (Hopper, TMA)", "sm_90a",
              getattr(hgemm_hopper, f"hgemm_v{i}")(8192, 8192, 8192)) for i in (4, 5, 6, 7)]
+    from tilemlir.kernels import attention, gemm_epilogue, norms
+    out += [("hgemm_fused 8192^3 bias+gelu", "sm_90a",
+             gemm_epilogue.hgemm_fused(8192, 8192, 8192)),
+            ("softmax 4096x16384", "sm_90a", norms.softmax(4096, 16384)),
+            ("flash_attention 8x16x4096x128", "sm_90a",
+             attention.flash_attention(8, 16, 4096, 128)),
+            ("flash_attention 8x16x4096x64 causal", "sm_90a",
+             attention.flash_attention(8, 16, 4096, 64, causal=True))]
     return out
 
 
