@@ -43,7 +43,7 @@ import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.report import environment, heading  # noqa: E402
+from bench.report import environment, heading, publish  # noqa: E402
 from tilemlir.testing import do_bench_alternating  # noqa: E402
 
 PEERS = {"flash": SDPBackend.FLASH_ATTENTION, "cudnn": SDPBackend.CUDNN_ATTENTION,
@@ -297,10 +297,7 @@ def main() -> None:
                           flush=True)
                     torch.cuda.empty_cache()
     text = markdown(environment(), rows, args, ours_missing)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

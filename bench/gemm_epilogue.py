@@ -28,7 +28,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from bench.report import environment, heading  # noqa: E402
+from bench.report import environment, heading, publish  # noqa: E402
 from tilemlir.kernels.gemm_epilogue import hgemm_fused  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
@@ -125,10 +125,7 @@ def main() -> None:
                   f"{row['ms']['torch'] / row['ms']['tilemlir']:.2f}x torch, "
                   f"{row['ms']['addmm'] / row['ms']['tilemlir']:.2f}x addmm", flush=True)
     text = markdown(environment(), rows, args)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

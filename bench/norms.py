@@ -21,7 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from bench.report import environment, heading  # noqa: E402
+from bench.report import environment, heading, publish  # noqa: E402
 from tilemlir.kernels.norms import rms_norm, softmax  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
@@ -112,10 +112,7 @@ def main() -> None:
                           f"{row['gbps']['tilemlir']:6.0f} GB/s ({row['of_copy']:.0%} of copy), "
                           f"{row['vs_torch']:.2f}x torch", flush=True)
     text = markdown(environment(), rows)
-    print(text)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(text)
+    publish(text, args.out)
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ import datetime
 import platform
 import subprocess
 import sys
+from pathlib import Path
 
 
 def environment() -> dict:
@@ -23,3 +24,11 @@ def heading(title: str, env: dict) -> list[str]:
     return [f"# {title}", "", f"- date: {env['date']}",
             f"- GPU, driver, max SM clock: {env['gpu']}",
             f"- torch {env['torch']}, Python {env['python']}", f"- command: `{env['command']}`"]
+
+
+def publish(text: str, out: Path | None) -> None:
+    """Prints a results file's text and writes it to `out` (if given), creating its folder."""
+    print(text)
+    if out:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(text)

@@ -23,6 +23,8 @@ import tilemlir.lang as T
 from tilemlir.layout import mma_shared_layout
 from tilemlir.layout.instructions import wgmma_a_layout, wgmma_accumulator_layout
 
+from test_gemm_async_gpu import _buf, _staging  # noqa: E402  (the same kernel-text helpers)
+
 THREADS = 128
 LOOP_K = 64
 DYNAMIC = -9223372036854775808
@@ -66,19 +68,6 @@ CASES = [
     Case(64, 128, 64, "128B", a_in="local", transpose_b=True, dtype="bf16"),
     Case(128, 128, 128, "128B", a_in="local", transpose_b=True, schedule="twice"),
 ]
-
-
-def _buf(shape, dtype, scope, layout) -> str:
-    dims = ", ".join(map(str, shape))
-    return f'!tile.buf<array<i64: {dims}>, {dtype}, "{scope}", #tile.layout<"{layout}">>'
-
-
-def _staging(rows: int, cols: int) -> str:
-    """Registers of the warpgroup holding a (rows, cols) tile: rows over the 128 threads."""
-    if rows >= THREADS:
-        return f"S[({rows}, {cols}):(1@tid_in_wg, 1)]"
-    split = THREADS // rows
-    return f"S[({rows}, {split}, {cols // split}):({split}@tid_in_wg, 1@tid_in_wg, 1)]"
 
 
 def _align(nbytes: int) -> int:

@@ -221,18 +221,7 @@ class TileLayout:
         >>> str(acc.row_vector((64, 32)))
         'S[(4, 4, 2):(2, 1@laneid, 1)] R[(8, 4):(4@laneid, 1@wid_in_wg)]'
         """
-        if len(shape) != 2 or self._replica or self._swizzle is not None:
-            raise LayoutError(f"{self}: row_vector takes an unreplicated, unswizzled 2-d "
-                              f"register layout, got shape {list(shape)}")
-        rows, cols = self.canonicalize().group(tuple(shape))
-        slots = sorted((it for it in cols if it.axis == MEMORY), key=lambda it: it.stride)
-        dense, step = {}, 1
-        for it in slots:
-            dense[id(it)] = step
-            step *= it.extent
-        shard = [Iter(it.extent, dense[id(it)]) if it.axis == MEMORY else it for it in cols]
-        replica = [it for it in rows if it.axis != MEMORY and it.extent > 1]
-        return TileLayout(shard, replica).canonicalize()
+        return self._broadcast_vector("row_vector", shape, keep=1)
 
     def column_vector(self, shape) -> "TileLayout":
         """The layout of a (rows, 1) column in which every holder of row i of this (rows,
@@ -247,17 +236,23 @@ class TileLayout:
         >>> str(acc.column_vector((64, 32)))
         'S[(4, 2, 8):(1@wid_in_wg, 1, 4@laneid)] R[(4):(1@laneid)]'
         """
+        return self._broadcast_vector("column_vector", shape, keep=0)
+
+    def _broadcast_vector(self, what: str, shape, keep: int) -> "TileLayout":
+        """Dim `keep`'s iterators of this 2-d register layout (slots renumbered densely), the
+        other dim's thread iterators as replicas."""
         if len(shape) != 2 or self._replica or self._swizzle is not None:
-            raise LayoutError(f"{self}: column_vector takes an unreplicated, unswizzled 2-d "
+            raise LayoutError(f"{self}: {what} takes an unreplicated, unswizzled 2-d "
                               f"register layout, got shape {list(shape)}")
-        rows, cols = self.canonicalize().group(tuple(shape))
-        slots = sorted((it for it in rows if it.axis == MEMORY), key=lambda it: it.stride)
+        dims = self.canonicalize().group(tuple(shape))
+        kept, other = dims[keep], dims[1 - keep]
+        slots = sorted((it for it in kept if it.axis == MEMORY), key=lambda it: it.stride)
         dense, step = {}, 1
         for it in slots:
             dense[id(it)] = step
             step *= it.extent
-        shard = [Iter(it.extent, dense[id(it)]) if it.axis == MEMORY else it for it in rows]
-        replica = [it for it in cols if it.axis != MEMORY and it.extent > 1]
+        shard = [Iter(it.extent, dense[id(it)]) if it.axis == MEMORY else it for it in kept]
+        replica = [it for it in other if it.axis != MEMORY and it.extent > 1]
         return TileLayout(shard, replica).canonicalize()
 
     def tile_to(self, to_shape, atom_shape) -> "TileLayout":

@@ -109,58 +109,50 @@ def whole_warpgroup(ctx):
 
 
 # ------------------------------------------------------------------------------ the fragment
-def accumulator_slots(ctx, wgmma: Wgmma, m: int) -> list[list[int]]:
-    """The register slot of each (M block, accumulator register), checked on every element."""
-    d = ctx.buffer("d")
-    n = wgmma.n
-    held = register_fragments.thread_map(d)
-    lane, warp, block, register = wgmma.accumulator_fragment(m)
-    wanted = f"the wgmma accumulator layout is {wgmma.accumulator_layout(m)}"
+def _fragment_slots(name: str, buf, lane, warp, key, wanted: str, reads: str, unit) -> dict:
+    """{fragment register key: register slot} of operand `name` held in registers, checked on
+    every element: each is held by the lane and warp the instruction `reads` it from (the
+    expected `lane` / `warp` arrays), and each key sits in one slot on all threads.
+    `unit(k)` names key k in a message."""
+    held = register_fragments.thread_map(buf)
     if not held.lanes_named or not held.warps_named:
         missing = "lane" if not held.lanes_named else "warp"
-        raise Reject(f"D's layout {d.layout} names no {missing} axis, so it is not the wgmma "
-                     f"accumulator fragment; {wanted}")
+        raise Reject(f"{name}'s layout {buf.layout} names no {missing} axis, so it is not the "
+                     f"wgmma {name} fragment; {wanted}")
     for what, actual, expected in (("lane", held.lane, lane), ("warp", held.warp, warp)):
         at = register_fragments.first_mismatch(actual, expected)
         if at is not None:
-            raise Reject(f"D{list(at)} is held by {what} {int(actual[at])} of the warpgroup but "
-                         f"wgmma m64n{n}k16 puts it in {what} {int(expected[at])}; {wanted}")
-    key = block * (n // 2) + register
+            raise Reject(f"{name}{list(at)} is held by {what} {int(actual[at])} of the warpgroup "
+                         f"but {reads} {what} {int(expected[at])}; {wanted}")
     pairs = np.unique(np.stack([key.ravel(), held.slot.ravel()], axis=1), axis=0)
     keys, counts = np.unique(pairs[:, 0], return_counts=True)
     if (counts > 1).any():
-        k = int(keys[counts > 1][0])
-        raise Reject(f"D keeps accumulator register {k % (n // 2)} of M block {k // (n // 2)} in "
-                     f"different slots on different threads; {wanted}")
-    slots = dict(pairs.tolist())
+        raise Reject(f"{name} keeps {unit(int(keys[counts > 1][0]))} in different slots on "
+                     f"different threads; {wanted}")
+    return dict(pairs.tolist())
+
+
+def accumulator_slots(ctx, wgmma: Wgmma, m: int) -> list[list[int]]:
+    """The register slot of each (M block, accumulator register), checked on every element."""
+    n = wgmma.n
+    lane, warp, block, register = wgmma.accumulator_fragment(m)
+    slots = _fragment_slots(
+        "D", ctx.buffer("d"), lane, warp, block * (n // 2) + register,
+        f"the wgmma accumulator layout is {wgmma.accumulator_layout(m)}",
+        f"wgmma m64n{n}k16 puts it in",
+        lambda k: f"accumulator register {k % (n // 2)} of M block {k // (n // 2)}")
     return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // wgmma.m)]
 
 
 def a_register_slots(ctx, m: int, k: int) -> list[list[list[int]]]:
     """slots[M block][K step][position] of A in registers, checked on every element."""
-    a = ctx.buffer("a")
-    held = register_fragments.thread_map(a)
     lane, warp, block, step, position = Wgmma.a_fragment(m, k)
-    wanted = f"the wgmma A layout is {wgmma_a_layout(m, k)} (tilemlir.lang.wgmma_a_layout)"
-    if not held.lanes_named or not held.warps_named:
-        missing = "lane" if not held.lanes_named else "warp"
-        raise Reject(f"A's layout {a.layout} names no {missing} axis, so it is not the wgmma A "
-                     f"fragment; {wanted}")
-    for what, actual, expected in (("lane", held.lane, lane), ("warp", held.warp, warp)):
-        at = register_fragments.first_mismatch(actual, expected)
-        if at is not None:
-            raise Reject(f"A{list(at)} is held by {what} {int(actual[at])} of the warpgroup but "
-                         f"wgmma with A in registers reads it from {what} {int(expected[at])}; "
-                         f"{wanted}")
     steps = k // operands.MMA_K
-    key = (block * steps + step) * 8 + position
-    pairs = np.unique(np.stack([key.ravel(), held.slot.ravel()], axis=1), axis=0)
-    keys, counts = np.unique(pairs[:, 0], return_counts=True)
-    if (counts > 1).any():
-        kk = int(keys[counts > 1][0])
-        raise Reject(f"A keeps element {kk % 8} of K step {kk // 8 % steps} of M block "
-                     f"{kk // 8 // steps} in different slots on different threads; {wanted}")
-    slots = dict(pairs.tolist())
+    slots = _fragment_slots(
+        "A", ctx.buffer("a"), lane, warp, (block * steps + step) * 8 + position,
+        f"the wgmma A layout is {wgmma_a_layout(m, k)} (tilemlir.lang.wgmma_a_layout)",
+        "wgmma with A in registers reads it from",
+        lambda kk: f"element {kk % 8} of K step {kk // 8 % steps} of M block {kk // 8 // steps}")
     return [[[slots[(b * steps + j) * 8 + p] for p in range(8)] for j in range(steps)]
             for b in range(m // Wgmma.m)]
 
