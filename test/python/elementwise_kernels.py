@@ -135,3 +135,62 @@ def accumulator_softmax_kernel(N=64):
         Tx.wg.div(x, x, total)
         Tx.wg.copy(Y, x)
     return accumulator_softmax
+
+
+def warpgroup_rows_layout(rows, cols):
+    """A warpgroup's [rows, cols] tile (cols a multiple of 512), each row spread over its 4
+    warps: thread (warp w, lane l) keeps runs of 8 consecutive columns (4 when cols is 512), run
+    k of a row at columns run * (128 k + 32 w + l)."""
+    run = min(8, cols // 128)
+    runs = cols // (128 * run)
+    return T.TileLayout(T.S[(rows, runs, 4, 32, run):(run * runs, run, 1 @ T.wid_in_wg,
+                                                       1 @ T.laneid, 1)])
+
+
+WG_ROWS = 2                 # rows each warpgroup reduces
+
+
+def warpgroup_reduce_kernel(cols, src_dtype="float32", producer=False):
+    """Two warpgroups each sum and max their own WG_ROWS rows of `cols` elements, each row
+    spread over the warpgroup's 4 warps (scope "warpgroup": cross_warp with a named barrier
+    per warpgroup and each warpgroup's own window of one scratch buffer). With `producer`, a
+    third warpgroup (warpgroup 0, the producer of a warp-specialized kernel) takes no part: it
+    syncs on its own named barrier 1 (bar.sync 1, 128) and leaves, as the consumers reduce."""
+    consumers = 2
+    groups = consumers + (1 if producer else 0)
+    rows = consumers * WG_ROWS
+    layout = warpgroup_rows_layout(WG_ROWS, cols)
+    stat = T.TileLayout(T.S[(WG_ROWS, 1):(1, 1)])        # each row's result in every thread
+
+    @T.prim_func
+    def warpgroup_reduce(X: T.Buffer((rows, cols), src_dtype), S: T.Buffer((rows, 1), "float32"),
+                         M: T.Buffer((rows, 1), "float32")):
+        T.cta_id([1])
+        wg = T.warpgroup_id([groups])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        pool = T.SMEMPool()
+        red = pool.alloc((consumers, WG_ROWS * 4), "float32")
+        pool.commit()
+        x = T.alloc_local((WG_ROWS, cols), src_dtype, layout=layout)
+        total = T.alloc_local((WG_ROWS, 1), "float32", layout=stat)
+        peak = T.alloc_local((WG_ROWS, 1), "float32", layout=stat)
+
+        def reduce_rows(c):
+            """Consumer c sums and maxes its rows through its window of `red`."""
+            Tx.wg.copy(x, X[c * WG_ROWS:(c + 1) * WG_ROWS, :])
+            Tx.wg.sum(total, x, axis=1, scratch=red[c, :])
+            Tx.wg.max(peak, x, axis=1, scratch=red[c, :])
+            if warp == 0:
+                if lane == 0:                   # every thread holds the results: one stores
+                    Tx.thread.copy(S[c * WG_ROWS:(c + 1) * WG_ROWS, :], total)
+                    Tx.thread.copy(M[c * WG_ROWS:(c + 1) * WG_ROWS, :], peak)
+
+        if producer:
+            if wg == 0:
+                T.cuda.bar_sync(1, 128)
+            else:
+                reduce_rows(wg - 1)
+        else:
+            reduce_rows(wg)
+    return warpgroup_reduce

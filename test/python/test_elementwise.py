@@ -8,8 +8,9 @@ import pytest
 
 import tilemlir
 import tilemlir.lang as T
-from elementwise_kernels import (REDUCE_CASES, RHS, ROW_STAT, UNARY, WARP_TILE, C, R,
-                                 binary_kernel, reduce_kernel, relu_kernel, unary_kernel)
+from elementwise_kernels import (REDUCE_CASES, RHS, ROW_STAT, UNARY, WARP_TILE, WG_ROWS, C, R,
+                                 binary_kernel, reduce_kernel, relu_kernel, unary_kernel,
+                                 warpgroup_reduce_kernel, warpgroup_rows_layout)
 from tilemlir.kernels.norms import rms_norm, row_tiling, softmax, softmax_per_thread
 from tilemlir.target.ptx import assemble, find_ptxas
 
@@ -104,6 +105,46 @@ def test_reduce_variant_follows_the_layout(case):
         assert shuffles == 5 * R and "bar.sync" not in text
     else:                       # 2 rows: 5 shuffles each, partials through shared memory
         assert shuffles == 10 and text.count("bar.sync") == 2 and "st.shared" in text
+
+
+@pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])
+@pytest.mark.parametrize("src_dtype", ["float32", "float16"])
+@pytest.mark.parametrize("producer", [False, True], ids=["two_warpgroups", "with_producer"])
+def test_warpgroup_reduce_syncs_each_warpgroup_on_its_own_barrier(producer, src_dtype, chip):
+    """Two warpgroups sum and max their rows (over their 4 warps) at once: 2 reductions x 2
+    rows x 5 shuffles, each reduction between two bar.sync 15 - wg, 128 and never bar.sync 0
+    (a producer warpgroup, when there is one, only syncs on its barrier 1)."""
+    text = ptx(warpgroup_reduce_kernel(1024, src_dtype, producer), chip)
+    assert text.count("shfl.sync.bfly.b32") == 2 * WG_ROWS * 5
+    syncs = re.findall(r"bar\.sync\s+([^;]+);", text)
+    named = [s for s in syncs if re.fullmatch(r"%r\d+, 128", s)]
+    assert len(named) == 4 and len(set(named)) == 1, syncs
+    assert sorted(set(syncs) - set(named)) == (["1, 128"] if producer else [])
+    assert text.count("st.shared") == 2 * WG_ROWS
+
+
+def test_warpgroup_reduce_needs_a_window_per_warpgroup():
+    """Both warpgroups handing the whole scratch buffer to the reduction is refused: their
+    partials would land on each other's."""
+    layout = warpgroup_rows_layout(WG_ROWS, 1024)
+
+    @T.prim_func
+    def k(X: T.Buffer((2 * WG_ROWS, 1024), "float32")):
+        T.cta_id([1])
+        T.warpgroup_id([2])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        pool = T.SMEMPool()
+        red = pool.alloc((WG_ROWS * 4,), "float32")
+        pool.commit()
+        x = T.alloc_local((WG_ROWS, 1024), "float32", layout=layout)
+        y = T.alloc_local((WG_ROWS, 1), "float32", layout=T.TileLayout(T.S[(WG_ROWS, 1):(1, 1)]))
+        Tx.wg.copy(x, X[0:WG_ROWS, :])
+        Tx.wg.sum(y, x, axis=1, scratch=red)
+
+    message = _compile_error(k)
+    assert "cross_warp (priority 10): scratch: warpgroups 0 and 1 may both reach the op and " \
+           "their scratch windows overlap" in message
 
 
 @pytest.mark.parametrize("chip", ["sm_80", "sm_90a"])

@@ -181,3 +181,28 @@ def test_rms_norm(M, N, dtype):
     ref = (xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + 1e-6) * w.double()).to(t)
     out = check(rms_norm(M, N, dtype), [x, w], ref, t, rtol=HALF_TOLERANCE[dtype][0], atol=1e-5)
     assert_written(out)
+
+
+# Two warpgroups of one CTA each sum and max their own 2 rows, spread over their 4 warps, at
+# once (scope "warpgroup": named barrier 15 - wg, 128 and a window of scratch per warpgroup);
+# "with_producer" adds a third warpgroup (warpgroup 0) that only syncs on its own barrier 1, as
+# the producer of a warp-specialized kernel would. The sum is compared with float64 within the
+# error bound of a pairwise f32 sum (f16 inputs are summed in f32: 11 levels for 2048, each
+# rounding by at most 2^-24 of the sum of magnitudes below it), the max exactly.
+@pytest.mark.parametrize("producer", [False, True], ids=["two_warpgroups", "with_producer"])
+@pytest.mark.parametrize("src_dtype", ["float32", "float16"])
+@pytest.mark.parametrize("cols", [512, 1024, 2048])
+def test_warpgroup_reduce(cols, src_dtype, producer):
+    from elementwise_kernels import WG_ROWS, warpgroup_reduce_kernel
+    rows = 2 * WG_ROWS
+    g = torch.Generator().manual_seed(cols + producer)
+    x = (torch.randn(rows, cols, generator=g, dtype=torch.float64) * 4).to(DTYPES[src_dtype])
+    x = x.cuda()
+    total, peak = run_poisoned(warpgroup_reduce_kernel(cols, src_dtype, producer), [x],
+                               [((rows, 1), torch.float32), ((rows, 1), torch.float32)])
+    assert_written(total)
+    assert_written(peak)
+    wide = x.double()
+    error = (total.double() - wide.sum(1, keepdim=True)).abs()
+    assert (error <= 2e-6 * wide.abs().sum(1, keepdim=True)).all(), error.max()
+    assert torch.equal(peak, wide.amax(1, keepdim=True).float())

@@ -140,6 +140,21 @@ def test_elementwise_math_broadcast_compare_and_select(tmp_path):
     assert np.allclose(y, np.where(t > 0.5, t, 1 / (1 + np.exp(-x))), rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.parametrize("producer", [False, True], ids=["two_warpgroups", "with_producer"])
+@pytest.mark.parametrize("src_dtype", ["float32", "float16"])
+def test_warpgroup_reductions_of_each_warpgroups_rows(src_dtype, producer):
+    """Two warpgroups sum and max their own rows, spread over their 4 warps (scope
+    "warpgroup"), beside a producer warpgroup on its own named barrier."""
+    from elementwise_kernels import warpgroup_reduce_kernel
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal((4, 512)).astype(src_dtype)
+    s, m = np.full((4, 1), np.nan, np.float32), np.full((4, 1), np.nan, np.float32)
+    tilemlir.interpret(warpgroup_reduce_kernel(512, src_dtype, producer), x, s, m)
+    wide = x.astype(np.float64)
+    assert np.allclose(s, wide.sum(1, keepdims=True), rtol=1e-5, atol=1e-5)
+    assert np.array_equal(m, wide.max(1, keepdims=True).astype(np.float32))
+
+
 def _load(tmp_path, name: str, source: str):
     path = tmp_path / f"{name}.py"
     path.write_text(source)

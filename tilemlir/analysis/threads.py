@@ -91,6 +91,23 @@ def thread_dependent_branches(op: ir.Operation) -> list[Branch]:
     return found
 
 
+def reaching_mask(op: ir.Operation, analysis: ValueAnalysis) -> np.ndarray:
+    """The threads of the block (analysis.block must be known) that may reach `op`: each
+    enclosing scf.if whose condition the analysis evaluates per thread keeps the threads for
+    which it holds (then-region) or fails (else-region); one it cannot evaluate keeps every
+    thread. An over-approximation: a thread outside the mask never reaches the op."""
+    mask = np.ones(analysis.threads.shape, dtype=bool)
+    child, parent = op, op.parent
+    while parent is not None and parent.name not in _FUNCTION_OPS:
+        if parent.name == "scf.if":
+            values = analysis.values(parent.operands[0])
+            if values is not None:
+                taken = child.block == parent.regions[0].blocks[0]
+                mask &= (values != 0) if taken else (values == 0)
+        child, parent = parent, parent.parent
+    return mask
+
+
 # ------------------------------------------------------------------------------ one thread reaches
 @dataclass(frozen=True)
 class Bound:

@@ -143,3 +143,21 @@ def static_offsets(ref: BufferRef) -> np.ndarray:
     """Each element's pre-swizzle offset in the root storage, dynamic slice offsets left out."""
     values = ref.layout.replace(swizzle=None).evaluate_all(ref.shape)
     return values.get("m", np.zeros(ref.shape, dtype=np.int64)) + ref.static_base
+
+
+def dynamic_offset_values(ref: BufferRef, values_of) -> np.ndarray | None:
+    """What lowering/addresses.dynamic_offset computes, on every thread at once: `values_of(v)`
+    gives a dynamic slice offset's value per thread (None when unknown, then so is this)."""
+    total = 0
+    for iters, value in ref.dynamic_terms():
+        x = values_of(value)
+        if x is None:
+            return None
+        inner = 1
+        for k, (extent, stride) in enumerate(reversed(iters)):
+            digit = x // inner
+            if k < len(iters) - 1:
+                digit = digit % extent
+            total = total + digit * stride
+            inner *= extent
+    return total

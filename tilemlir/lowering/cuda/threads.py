@@ -129,13 +129,27 @@ def owned_elements(layout: TileLayout, shape, env: ThreadEnv,
     return Ownership(elements, guard)
 
 
-def scope_thread_index(threads: int, block: tuple[int, int, int]) -> Index:
-    """The calling thread's index in its scope of `threads` consecutive threads (the linear
-    thread index in the block, modulo `threads`)."""
+def linear_thread_index(block: tuple[int, int, int]) -> Index:
+    """The calling thread's linear index in the block (x fastest)."""
     bx, by, bz = block
     tid: Index = emit.thread_id_x()
     if by * bz > 1:
         tid = emit.add(tid, emit.mul(gpu.thread_id(gpu.Dimension.y), bx))
         if bz > 1:
             tid = emit.add(tid, emit.mul(gpu.thread_id(gpu.Dimension.z), bx * by))
-    return tid if bx * by * bz == threads else emit.rem(tid, threads)
+    return tid
+
+
+def scope_thread_index(threads: int, block: tuple[int, int, int]) -> Index:
+    """The calling thread's index in its scope of `threads` consecutive threads (the linear
+    thread index in the block, modulo `threads`)."""
+    tid = linear_thread_index(block)
+    return tid if block[0] * block[1] * block[2] == threads else emit.rem(tid, threads)
+
+
+def scope_index(threads: int, block: tuple[int, int, int]) -> Index:
+    """Which scope of `threads` consecutive threads the calling thread is in (its warpgroup,
+    for 128): the linear thread index divided by `threads`; 0 when the block is one scope."""
+    if block[0] * block[1] * block[2] == threads:
+        return 0
+    return emit.div(linear_thread_index(block), threads)
