@@ -327,7 +327,9 @@ irdl.dialect @tile {
 
   // dst = fn over `axis` of src: dst has src's shape with extent 1 at `axis`. Threads of the
   // scope combine their partial results with shuffles (within a warp) and through `scratch`
-  // (shared memory, when the axis is spread over warps).
+  // (shared memory, when the axis is spread over warps). At scope "warpgroup" each warpgroup
+  // passes its own window of scratch and synchronises on named barrier 15 - (its index in the
+  // CTA) with 128 threads (ids 15..8; see lowering/cuda/reduce/cross_warp.py).
   irdl.operation @reduce {
     %dst = irdl.base @tile::@buf
     %src = irdl.base @tile::@buf
@@ -528,7 +530,9 @@ irdl.dialect @tile {
 
   // ---------------------------------------------------------------- warp specialization
   // bar.sync `id`, `threads`: a barrier among `threads` threads (whole warps) that use the same
-  // id, e.g. one warpgroup while the others work on (ids 1..15; 0 is tile.cta_sync's).
+  // id, e.g. one warpgroup while the others work on (ids 1..15; 0 is tile.cta_sync's; a
+  // warpgroup-scope tile.reduce over warps takes 15 - w for warpgroup w, so kernels take theirs
+  // from 1 up).
   irdl.operation @named_barrier {
     %id = irdl.is i32
     %threads = irdl.base "#builtin.integer"

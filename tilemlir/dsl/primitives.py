@@ -237,7 +237,9 @@ class Scope:
 
     def sum(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
         """dst = src summed over `axis` (dst keeps the axis with extent 1). Rows spread over
-        several warps combine through `scratch` (shared, dst elements x warps per row)."""
+        several warps combine through `scratch` (shared, dst elements x warps per row). At
+        warpgroup scope (Tx.wg) with rows over the warpgroup's 4 warps, each warpgroup passes
+        its own window (`scratch=red[wg, :]`) and syncs on named barrier 15 - wg, 128."""
         self._reduce("sum", dst, src, axis, scratch, dispatch)
 
     def max(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
@@ -456,7 +458,7 @@ class _Cuda:
 
     def bar_sync(self, barrier_id, threads: int) -> None:
         """bar.sync barrier_id, threads: only the `threads` threads using this id wait (ids
-        1..15; 0 is cta_sync's)."""
+        1..15; 0 is cta_sync's; warpgroup-scope reductions over warps take 15 - wg)."""
         if not isinstance(threads, int) or isinstance(threads, bool):
             raise KernelError(f"bar_sync threads must be an integer, got {threads!r}")
         _op("named_barrier", [as_scalar(barrier_id, emit.i32()).value],
