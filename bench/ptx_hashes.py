@@ -112,6 +112,16 @@ def _cases() -> list[Case]:
     cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,
                                                           alpha=0.5)),
               Case(fused, hopper, (8192, 8192, 8192))]
+    # test_elementwise_gpu.py / bench/norms.py and test_attention_gpu.py / bench/attention.py
+    norms = "tilemlir.kernels.norms:"
+    cases += [Case(norms + "softmax", hopper, (4096, 16384)),
+              Case(norms + "softmax", hopper, (1000, 8192), dict(dtype="bfloat16")),
+              Case(norms + "rms_norm", hopper, (4096, 8192))]
+    attention = "tilemlir.kernels.attention:flash_attention"
+    cases += [Case(attention, hopper, (8, 16, 4096, d), dict(causal=causal))
+              for d in (64, 128) for causal in (False, True)]
+    cases += [Case(attention, hopper, (2, 3, 640, 64), dict(PIPELINE=False, PINGPONG=False,
+                                                          SMS=3, dtype="bfloat16"))]
     # test/Target/hgemm-blackwell-ptx.mlir
     blackwell = "tilemlir.kernels.hgemm_blackwell:hgemm_v"
     cases += [Case(blackwell + "4", ("sm_100a",), (1024, 1024, 1000)),
