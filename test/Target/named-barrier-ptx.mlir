@@ -2,12 +2,14 @@
 // tile.barrier_arrive (bar.arrive: arrive only), as two consumer warpgroups take turns with
 // them (each waits on its own id, and its arrival lets the other one go).
 //
-// RUN: tilemlir-opt %s --pass-pipeline='builtin.module(tile-dispatch{chip=sm_90a})' | FileCheck %s --check-prefix=IR
-// RUN: tilemlir-opt %s --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx -o %t.ptx
+// RUN: split-file %s %t
+// RUN: tilemlir-opt %t/ok.mlir --pass-pipeline='builtin.module(tile-dispatch{chip=sm_90a})' | FileCheck %s --check-prefix=IR
+// RUN: tilemlir-opt %t/ok.mlir --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx -o %t.ptx
 // RUN: FileCheck %s --check-prefix=PTX < %t.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.ptx -o %t.cubin %}
-// RUN: tilemlir-opt %s --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_80})' --emit=ptx -o %t.80.ptx
+// RUN: tilemlir-opt %t/ok.mlir --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_80})' --emit=ptx -o %t.80.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_80 %t.80.ptx -o %t.80.cubin %}
+// RUN: tilemlir-opt %t/bad.mlir --verify-diagnostics --pass-pipeline='builtin.module(tile-dispatch{chip=sm_90a})'
 
 // IR-LABEL: gpu.func @turns
 // IR: nvvm.barrier id = %{{.*}} number_of_threads = %{{.*}}
@@ -19,6 +21,7 @@
 // PTX: mov.b32 [[N:%r[0-9]+]], 256;
 // PTX: bar.arrive {{%r[0-9]+}}, [[N]];
 
+//--- ok.mlir
 gpu.module @m {
   gpu.func @turns() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
     %c128 = arith.constant 128 : index
@@ -31,6 +34,16 @@ gpu.module @m {
     %other = arith.subi %c7, %w : i32
     "tile.named_barrier"(%mine) {threads = 256 : i64} : (i32) -> ()
     "tile.barrier_arrive"(%other) {threads = 256 : i64} : (i32) -> ()
+    gpu.return
+  }
+}
+
+//--- bad.mlir
+gpu.module @m {
+  gpu.func @odd() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
+    %c3 = arith.constant 3 : i32
+    // expected-error@+1 {{bar_arrive (priority 0): threads: a named barrier counts whole warps (a multiple of 32 up to 1024), got 200}}
+    "tile.barrier_arrive"(%c3) {threads = 200 : i64} : (i32) -> ()
     gpu.return
   }
 }
