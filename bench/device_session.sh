@@ -2,7 +2,7 @@
 # One call on the GPU machine: GPU tests, the demo, GEMM config sweep, benchmarks, a profile.
 #   bash bench/device_session.sh [steps...]
 #   steps: tests demo sweep gemm twins hopper frontdoor norms streams sanitize overhead profile
-#          source stalls compile
+#          source stalls compile attention attention-sanitize attention-profile
 # Logs and results land in $OUT (or ./device-out). Assumes the .devbundle is unpacked and
 # PYTHONPATH set (see ../shared/device/README.md). The GPU machine has no package registry:
 # tilemlir's pure-Python dependencies travel in .devbundle/pylibs, made once here with
@@ -32,6 +32,14 @@ for step in $steps; do
                --import-source yes --page source --print-source cuda,sass \
                python3 bench/profile_gemm.py "${PROFILE:-hgemm_v7}" 4096 > "$out/ncu-source.txt" 2>&1
              grep -c "hgemm_hopper.py" "$out/ncu-source.txt"; head -c 2000 "$out/ncu-source.txt" | tail -c 800 ;;
+    attention) python3 bench/attention.py ${ATTENTION:-} --out "$out/attention-sweep.md" 2>&1 | grep "causal=" ;;
+    attention-sanitize) for tool in memcheck racecheck synccheck; do
+               compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_attention.py \
+                 > "$out/sanitizer-attention-$tool.log" 2>&1; echo "$tool rc=$?"; tail -1 "$out/sanitizer-attention-$tool.log"; done ;;
+    attention-profile) ncu --clock-control none --launch-skip 2 --launch-count 1 -k regex:flash_attention \
+               --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
+               python3 bench/profile_attention.py ${PROFILE_ATTENTION:-8 16 4096 64 causal} > "$out/ncu-attention.txt" 2>&1
+             grep -E "Throughput|Issue Slots|Warp Cycles" "$out/ncu-attention.txt" ;;
     streams) python3 bench/stream_order.py --out "$out/stream-order.md" 2>&1 | tail -12 ;;
     sanitize) for tool in memcheck racecheck synccheck; do
                compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_hopper.py --small \
