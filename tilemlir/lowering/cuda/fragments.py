@@ -44,16 +44,23 @@ class ThreadMap:
         return bool((self.warp >= 0).all())
 
 
+def _thread_ids(buf: BufferType) -> tuple[dict, np.ndarray]:
+    """The layout evaluated over the buffer's shape, and each element's (base) holder as one
+    thread index (lane + 32 * warp ...) from the holder axes' weights."""
+    values = buf.layout.evaluate_all(buf.shape)
+    tid = np.zeros(tuple(buf.shape), dtype=np.int64)
+    for axis, weight in THREAD_AXIS_WEIGHT.items():
+        if axis in values:
+            tid = tid + np.asarray(values[axis], dtype=np.int64) * weight
+    return values, tid
+
+
 @functools.lru_cache(maxsize=1024)
 def thread_map(buf: BufferType) -> ThreadMap:
     """Cached per buffer type (a pure function of its layout and shape); the arrays are
     read-only, as they are shared."""
-    values = buf.layout.evaluate_all(buf.shape)
+    values, tid = _thread_ids(buf)
     shape = tuple(buf.shape)
-    tid = np.zeros(shape, dtype=np.int64)
-    for axis, weight in THREAD_AXIS_WEIGHT.items():
-        if axis in values:
-            tid = tid + np.asarray(values[axis], dtype=np.int64) * weight
     lane = tid % 32 if any(a in values for a in LANE_AXES) else np.full(shape, -1)
     warp = tid // 32 if any(a in values for a in WARP_AXES) else np.full(shape, -1)
     slot = np.asarray(values.get("m", np.zeros(shape, dtype=np.int64)), dtype=np.int64)
@@ -69,12 +76,8 @@ def holder_maps(buf: BufferType) -> tuple[ThreadMap, ...]:
     base = thread_map(buf)
     if not buf.layout.is_replicated():
         return (base,)
-    values = buf.layout.evaluate_all(buf.shape)
+    _, tid = _thread_ids(buf)
     shape = tuple(buf.shape)
-    tid = np.zeros(shape, dtype=np.int64)
-    for axis, weight in THREAD_AXIS_WEIGHT.items():
-        if axis in values:
-            tid = tid + np.asarray(values[axis], dtype=np.int64) * weight
     named = {it.axis for it in buf.layout.shard + buf.layout.replica}
     lanes, warps = any(a in named for a in LANE_AXES), any(a in named for a in WARP_AXES)
     maps = []
