@@ -23,11 +23,8 @@ import tilemlir.lang as T
 from tilemlir.layout import mma_shared_layout
 from tilemlir.layout.instructions import wgmma_a_layout, wgmma_accumulator_layout
 
-from test_gemm_async_gpu import _buf, _staging  # noqa: E402  (the same kernel-text helpers)
-
-THREADS = 128
-LOOP_K = 64
-DYNAMIC = -9223372036854775808
+# the same kernel-text helpers and constants
+from test_gemm_async_gpu import DYNAMIC, LOOP_K, _buf, _staging  # noqa: E402
 
 
 @dataclass(frozen=True)
