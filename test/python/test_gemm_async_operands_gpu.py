@@ -24,7 +24,7 @@ from tilemlir.layout import mma_shared_layout
 from tilemlir.layout.instructions import wgmma_a_layout, wgmma_accumulator_layout
 
 # the same kernel-text helpers and constants
-from test_gemm_async_gpu import DYNAMIC, LOOP_K, _buf, _staging  # noqa: E402
+from test_gemm_async_gpu import DYNAMIC, LOOP_K, THREADS, _buf, _staging  # noqa: E402
 
 
 @dataclass(frozen=True)
