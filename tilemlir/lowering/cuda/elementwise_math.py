@@ -268,7 +268,7 @@ def packed_apply(instruction: str, pair: ir.Value) -> ir.Value:
 CONTRACTABLE = {"add": arith.addf, "sub": arith.subf, "mul": arith.mulf}
 
 
-def _CONTRACT() -> ir.Attribute:
+def _contract() -> ir.Attribute:
     return ir.Attribute.parse("#arith.fastmath<contract>")
 
 
@@ -280,7 +280,7 @@ def binary(fn: str, a: ir.Value, b: ir.Value) -> ir.Value:
             # `contract`: a mul feeding an add / sub becomes one fma (LLVM fuses them; with
             # no flag NVPTX writes mul.rn / add.rn, which ptxas must not fuse), as nvcc's
             # default --fmad=true and Triton do: x * c - m in a softmax is one FFMA.
-            return CONTRACTABLE[fn](a, b, fastmath=_CONTRACT())
+            return CONTRACTABLE[fn](a, b, fastmath=_contract())
         ops = {"div": arith.divf, "max": arith.maximumf, "min": arith.minimumf}
         if fn in ops:
             return ops[fn](a, b)
