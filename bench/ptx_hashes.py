@@ -107,6 +107,11 @@ def _cases() -> list[Case]:
                    dict(BM=128, BN=128, STAGES=6, EPI_N=128, GROUP_M=8, SPLIT_K=2)),
               Case(tma + "6", hopper, (1000, 1000, 1000),
                    dict(BM=64, BN=128, STAGES=8, EPI_N=128, GROUP_M=8, SPLIT_K=1))]
+    # v8: split-K in 2-CTA clusters (the front door's choice at 1000 x 1000 x 8192)
+    cases += [Case(tma + "8", hopper, (1000, 1000, 8192), dict(BM=128, BN=128, STAGES=6,
+                                                               SPLIT_K=2)),
+              Case(tma + "8", hopper, (1000, 1000, 8192), dict(SPLIT_K=4)),
+              Case(tma + "8", hopper, (200, 296, 4096), dict(SPLIT_K=4))]
     # test_gemm_epilogue_gpu.py (on the H200) and bench/gemm_epilogue.py
     fused = "tilemlir.kernels.gemm_epilogue:hgemm_fused"
     cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,

@@ -14,7 +14,8 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
-from tilemlir.kernels.hgemm_hopper import hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7  # noqa: E402
+from tilemlir.kernels.hgemm_hopper import (hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,  # noqa: E402
+                                           hgemm_v8)
 from tilemlir.testing import do_bench  # noqa: E402
 
 CASES = [(hgemm_v7, (384, 768, 320), {}), (hgemm_v7, (1000, 1000, 512), {}),
@@ -27,7 +28,10 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v7, (136, 200, 72), dict(BM=64, BN=128, SMS=2)),    # ragged, ring wraps
          (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=True)),
          (hgemm_v6, (200, 136, 512), dict(BM=64, BN=128, SMS=3, SPLIT_K=3)),  # split-K fix-up
-         (hgemm_v7, (384, 256, 512), dict(SMS=2, SPLIT_K=2))]   # per-pair split-K, odd pair
+         (hgemm_v7, (384, 256, 512), dict(SMS=2, SPLIT_K=2)),   # per-pair split-K, odd pair
+         (hgemm_v8, (200, 296, 512), dict(SPLIT_K=4)),  # two clusters a tile, a half past N
+         (hgemm_v8, (200, 296, 512), dict(SPLIT_K=2)),  # one cluster a tile
+         (hgemm_v8, (136, 200, 200), dict(BM=64, BN=128, SPLIT_K=4))]   # ragged K
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
 // Seed 000's roadmap on Hopper (tilemlir/kernels/hgemm_hopper.py) down to sm_90a PTX, assembled
 // by ptxas: v4 (TMA + mbarrier ring), v5 (warp-specialized), v6 (persistent, TMA-store
 // epilogue, ragged shape), v7 (2x1 clusters, B multicast; 3 tile rows: a pair's second tile
-// lies past M). The same kernels run on the H200 in test_hgemm_hopper_gpu.py.
+// lies past M), v6 with split-K, v8 (split-K reduced in 2-CTA clusters, two clusters per tile).
+// The same kernels run on the H200 in test_hgemm_hopper_gpu.py and test_gemm_splitk_gpu.py.
 //
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v4 256 512 1024 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v4.ptx
 // RUN: FileCheck %s --check-prefixes=ALL,V4 < %t.v4.ptx
@@ -18,6 +19,9 @@
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.split.ptx
 // RUN: FileCheck %s --check-prefix=SPLIT < %t.split.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.split.ptx -o %t.split.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v8 1000 1000 8192 SPLIT_K=4 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v8.ptx
+// RUN: FileCheck %s --check-prefix=V8 < %t.v8.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v8.ptx -o %t.v8.cubin %}
 
 // The tensor maps dispatch added: 128-byte grid constants after the user's pointers, read
 // through their generic param-space address.
@@ -124,3 +128,39 @@
 // SPLIT: stmatrix.sync.aligned.m8n8.x4.shared.b16
 // SPLIT: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // SPLIT: ret;
+
+// v8 with SPLIT_K=4 (1000x1000x8192: 32 tiles x 4 splits, clusters of 2). After the last
+// wgmma each consumer publishes the half its peer owns (64 x 128 fp32: 32 8-byte stores per
+// thread), the warpgroup's barrier, one thread's arrival on the peer's barrier (mapa,
+// release at cluster scope), everyone's acquire at cluster scope, the peer's half (32 loads)
+// added in registers. Then the pair of clusters: the cluster's sum published, counted between
+// gpu-scope fences, the second of two (old value 1) told to the warpgroup, which adds the other
+// sum, resets the counter and stores its half through stmatrix and TMA.
+// V8: .maxntid 384, 1, 1
+// V8-NEXT: .explicitcluster
+// V8-NEXT: .reqnctapercluster 2, 1, 1
+// V8: fence.mbarrier_init.release.cluster;
+// V8-NEXT: barrier.cluster.arrive.aligned;
+// V8-NEXT: barrier.cluster.wait.aligned;
+// V8: wgmma.wait_group.sync.aligned 0;
+// V8-COUNT-32: st.global.v2.b32
+// V8: bar.sync {{%r[0-9]+}}, 128;
+// V8: mapa.shared::cluster.u64 [[PEER:%rd[0-9]+]], {{%rd[0-9]+}}, {{[01]}};
+// V8: mbarrier.arrive.release.cluster.shared::cluster.b64 _, {{\[}}[[PEER]]{{\]}}
+// V8: mbarrier.try_wait.parity.acquire.cluster.shared.b64
+// V8-COUNT-32: ld.global.v2.b32
+// V8: add.f32
+// V8-COUNT-32: st.global.v2.b32
+// V8-NEXT: bar.sync {{%r[0-9]+}}, 128;
+// V8: fence.acq_rel.gpu;
+// V8-NEXT: atom.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}], 1;
+// V8-NEXT: fence.acq_rel.gpu;
+// V8-NEXT: setp.eq.b32 [[SECOND:%p[0-9]+]], [[OLD]], 1;
+// V8: bar.red.or.pred {{%p[0-9]+}}, {{%r[0-9]+}}, 128, [[SECOND]];
+// V8-COUNT-32: ld.global.v2.b32
+// V8: add.f32
+// V8: st.global.b32 [{{%rd[0-9]+}}{{(\+-?[0-9]+)?}}], 0;
+// V8: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// V8: fence.proxy.async.shared::cta;
+// V8: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// V8: ret;

@@ -6,7 +6,8 @@ import re
 import pytest
 
 import tilemlir
-from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7
+from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,
+                                           hgemm_v8)
 
 
 @pytest.mark.parametrize("factory, args, kwargs, message", [
@@ -27,6 +28,13 @@ from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v4, hgemm_v5, hgemm_
     (hgemm_v7, (128, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
     (hgemm_v7, (256, 256, 64), dict(SMS=1), "SMS=1 leaves no room for one cluster of 2 CTAs"),
     (hgemm_v7, (256, 256, 64), dict(BK=32), "BK must be 64"),
+    (hgemm_v8, (1000, 1004, 8192), {}, "N=1004 must be a multiple of 8"),
+    (hgemm_v8, (1000, 1000, 8192), dict(SPLIT_K=3), "SPLIT_K=3 must be 2 or 4 (one or two"),
+    (hgemm_v8, (1000, 1000, 8192), dict(SPLIT_K=True), "SPLIT_K=True must be 2 or 4"),
+    (hgemm_v8, (1000, 1000, 128), dict(SPLIT_K=4), "SPLIT_K=4 exceeds the 2 k-tiles of K=128"),
+    (hgemm_v8, (1000, 1000, 8192), dict(BN=192, STAGES=4),
+     "BN=192 must be a multiple of 128 (each CTA of the pair reduces and stores half"),
+    (hgemm_v8, (1000, 1000, 8192), dict(STAGES=5), "5 stages of 49152 bytes exceed"),
 ])
 def test_refused_with_the_reason(factory, args, kwargs, message):
     with pytest.raises(ShapeError, match=message.replace("(", r"\(").replace("+", r"\+")):
@@ -118,3 +126,25 @@ def test_v7_split_k_takes_the_workspace_and_counters_of_v6():
     assert "atom.global.add.u32" in kernel.ptx                # the tile counters
     with pytest.raises(ShapeError, match="SPLIT_K=129 must be an integer from 1 to the 128"):
         hgemm_v7(1000, 1000, 8192, SPLIT_K=129)
+
+
+@pytest.mark.parametrize("split, params, grid", [
+    (2, ["A", "B", "D", "W"], 64),            # one cluster of 2 per tile, 32 tiles
+    (4, ["A", "B", "D", "W", "C"], 128),      # two clusters per tile, joined by counters
+])
+def test_v8_launches_pairs_and_takes_its_workspace(split, params, grid):
+    from tilemlir.kernels.hgemm_hopper import split_k_pair_counters_shape, split_k_workspace_shape
+    kernel = tilemlir.compile(hgemm_v8(1000, 1000, 8192, SPLIT_K=split), target="sm_90a",
+                              cache=False)
+    signature = kernel.signature
+    assert [p.name for p in signature.params] == params
+    assert signature.params[3].shape == split_k_workspace_shape(1000, 1000, 128, 256, split)
+    if split == 4:
+        assert signature.params[4].shape == split_k_pair_counters_shape(1000, 1000, 128, 256)
+    assert signature.grid == (grid, 1, 1)
+    ptx = kernel.ptx
+    assert ".reqnctapercluster 2, 1, 1" in ptx
+    # the pair's hand-off: release and acquire at cluster scope, on the peer's barrier
+    assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster.b64") == 2   # per rank
+    assert "mbarrier.try_wait.parity.acquire.cluster.shared.b64" in ptx
+    assert ("atom.global.add.u32" in ptx) == (split == 4)

@@ -658,3 +658,204 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         T.cuda.cluster_sync()           # no CTA exits while its peer may still signal or write it
 
     return hgemm_v7
+
+
+def split_k_pair_counters_shape(M, N, BM, BN) -> tuple[int]:
+    """hgemm_v8's counters with SPLIT_K = 4 (two clusters per tile): one per (tile, half,
+    consumer warpgroup); zero before the first launch, and the kernel leaves them zero."""
+    return (math.ceil(M / BM) * math.ceil(N / BN) * 2 * (BM // 64),)
+
+
+def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SPLIT_K=4,
+             PRODUCER_REGS=40, CONSUMER_REGS=None):
+    """Split-K reduced by both CTAs of a 2-CTA cluster, for shapes with fewer output tiles
+    than SMs and long K (1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs). v6's split-K
+    lets one unit per tile add all SPLIT_K partials, reading them through one SM's share of L2
+    while the other units' SMs idle. Here the splits of a tile run in clusters of 2 CTAs
+    (launched together, so they may wait for each other) that share the reduction:
+      - the CTA of split s accumulates the s-th run of k-tiles, as v5 does (producer
+        warpgroup, BM / 64 consumers, a STAGES-deep TMA ring of its own);
+      - the CTA of cluster rank r owns column half r of the tile. Each consumer writes the
+        half its peer owns to the fp32 workspace W (one BM x BN block per split, as v6's),
+        then arrives on the peer consumer's `ready` barrier (mbarrier.arrive.release.cluster
+        through mapa, after a warpgroup barrier so that the release covers every thread's
+        stores); once its own `ready` has the peer's arrival (try_wait acquiring at cluster
+        scope) it adds the peer's half to its own, in registers.
+    SPLIT_K = 4 runs two clusters per tile (clusters of 4 would reduce in one step, but 32 of
+    them do not fit the H200 at once: results/2026-12-01-cluster-splitk/). Each CTA then
+    publishes its cluster's sum of its half in its own block of W and counts itself on the
+    half's counter in C (atom.add, acq_rel at gpu scope, as v6); the second of the two to
+    arrive adds the other's sum, resets the counter and writes the half. No cluster waits for
+    another, so any number of waves is safe. Every sum has two terms, so it is the same
+    whichever CTA adds it: the result is bitwise repeatable.
+    The halves go to D through shared memory and TMA stores, 64 columns at a time (clipped at
+    the edges). Each `ready` barrier completes one phase, after the peer's arrival, so no CTA
+    exits while its peer may still signal it. The grid is tiles x SPLIT_K CTAs, one unit
+    each (not persistent: there is no next tile to overlap). The kernel takes (A, B, D, W),
+    and C with SPLIT_K = 4: W float32 of split_k_workspace_shape(M, N, BM, BN, SPLIT_K), C int32
+    zeros of split_k_pair_counters_shape(M, N, BM, BN)."""
+    _check("hgemm_v8", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
+           STAGES)
+    if N % 8:
+        raise ShapeError(f"hgemm_v8: N={N} must be a multiple of 8 (TMA needs 16-byte row "
+                         f"strides for 16-bit elements)")
+    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    if isinstance(SPLIT_K, bool) or SPLIT_K not in (2, 4):
+        raise ShapeError(f"hgemm_v8: SPLIT_K={SPLIT_K!r} must be 2 or 4 (one or two clusters "
+                         f"of 2 CTAs per tile)")
+    if SPLIT_K > k_tiles:
+        raise ShapeError(f"hgemm_v8: SPLIT_K={SPLIT_K} exceeds the {k_tiles} k-tiles of K={K} "
+                         f"(every split needs a k-tile)")
+    STEP = SPLIT_K_STEP_N
+    if BN % (2 * STEP):
+        raise ShapeError(f"hgemm_v8: BN={BN} must be a multiple of {2 * STEP} (each CTA of the "
+                         f"pair reduces and stores half of it, {STEP} columns at a time)")
+    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * STEP * 2 > 227 * 1024:
+        raise ShapeError(f"hgemm_v8: {STAGES} stages and a {BM}x{STEP} staging buffer exceed "
+                         f"the 227 KiB of shared memory a Hopper CTA can have")
+    consumers = BM // 64
+    CONSUMER_REGS = _consumer_regs("hgemm_v8", consumers, PRODUCER_REGS, CONSUMER_REGS)
+    tiles = tiles_m * tiles_n
+    group_m = math.gcd(GROUP_M, tiles_m)
+    HALF = BN // 2
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    c_layout = T.mma_shared_layout(dtype, "128B", (BM, STEP))
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    half_layout = wgmma_accumulator_layout(64, HALF)
+    step_layout = wgmma_accumulator_layout(64, STEP)
+    stage_bytes = (BM + BN) * BK * 2
+    pair = SPLIT_K == 4                         # two clusters per tile, joined by a counter
+    w_shape = split_k_workspace_shape(M, N, BM, BN, SPLIT_K)
+    c_shape = split_k_pair_counters_shape(M, N, BM, BN)
+
+    @T.prim_func
+    def hgemm_v8(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype), W: T.Buffer(w_shape, "float32"),
+                 C: T.Buffer(c_shape, "int32") if pair else None):
+        pid = T.cta_id([tiles * SPLIT_K])
+        T.cluster_shape([2, 1, 1])
+        wg = T.warpgroup_id([1 + consumers])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        rank = T.cuda.cluster_ctarank()                     # the half this CTA reduces
+        t = pid // SPLIT_K
+        split = pid % SPLIT_K                               # (cluster, rank) of the tile
+        k_begin = split * k_tiles // SPLIT_K
+        k_end = (split + 1) * k_tiles // SPLIT_K
+        m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)
+        empty = pool.alloc((STAGES,), "uint64", align=8)
+        ready = pool.alloc((consumers,), "uint64", align=8)  # the peer's half is in W
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
+        Cs = pool.alloc((BM, STEP), dtype, layout=c_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(empty.ptr_to([s]), consumers)
+                    for c in T.unroll(consumers):
+                        T.ptx.mbarrier.init(ready.ptr_to([c]), 1)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+
+        if wg == 0:
+            # --- producer: this CTA's run of k-tiles ---
+            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    for kt in T.serial(k_begin, k_end):
+                        it = kt - k_begin
+                        s = it % STAGES
+                        T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
+                        T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+                        Tx.copy_async(As[s * BM:s * BM + BM, :],
+                                      A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                        Tx.copy_async(Bs[s * BN:s * BN + BN, :],
+                                      B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
+        else:
+            # --- consumers: 64 rows of the tile each ---
+            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+            row = (wg - 1) * 64
+            acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
+            part = T.alloc_local((64, HALF), "float32", layout=half_layout)
+            out = T.alloc_local((64, STEP), dtype, layout=step_layout)
+            Tx.wg.fill(acc, 0.0)
+            for kt in T.serial(k_begin, k_end):
+                it = kt - k_begin
+                s = it % STAGES
+                T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
+                Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
+                                 Bs[s * BN:s * BN + BN, :], accum=True)
+                T.ptx.wgmma.wait_group(1)
+                if kt > k_begin:
+                    if warp == 0:
+                        if lane == 0:
+                            T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
+            T.ptx.wgmma.wait_group(0)   # the last stage needs no release: nothing refills it
+
+            mine = t * (SPLIT_K * BM) + split * BM + row     # this split's block of W
+            for owner in T.unroll(2):
+                if rank == owner:
+                    theirs = 1 - owner                      # the peer's rank
+                    cols = slice(owner * HALF, owner * HALF + HALF)
+                    # Publish the peer's half; then tell the peer's matching consumer.
+                    Tx.wg.copy(W[mine:mine + 64, theirs * HALF:theirs * HALF + HALF],
+                               acc[:, theirs * HALF:theirs * HALF + HALF])
+                    T.cuda.bar_sync(wg, 128)        # every thread's stores precede the release
+                    if warp == 0:
+                        if lane == 0:
+                            T.ptx.mbarrier.arrive(T.cuda.mapa(ready.ptr_to([wg - 1]), theirs),
+                                                  scope="cluster")
+                    T.ptx.mbarrier.try_wait(ready.ptr_to([wg - 1]), 0, scope="cluster")
+                    peer_block = mine + (theirs - owner) * BM
+                    Tx.wg.copy(part, W[peer_block:peer_block + 64, cols])
+                    Tx.wg.add(acc[:, cols], acc[:, cols], part)
+                    write = True
+                    if pair:
+                        # Two clusters per tile: the second to count adds the first's sum.
+                        Tx.wg.copy(W[mine:mine + 64, cols], acc[:, cols])
+                        T.cuda.bar_sync(wg, 128)    # every thread's sum is written
+                        counter = (t * 2 + owner) * consumers + wg - 1
+                        second: T.boolean = False
+                        if warp == 0:
+                            if lane == 0:
+                                second = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
+                                                        scope="gpu") == 1
+                        write = T.cuda.bar_or(wg, 128, second)
+                        if write:
+                            other = t * (SPLIT_K * BM) + (split + 2) % 4 * BM + row
+                            Tx.wg.copy(part, W[other:other + 64, cols])
+                            Tx.wg.add(acc[:, cols], acc[:, cols], part)
+                            if warp == 0:
+                                if lane == 0:
+                                    C[counter] = 0
+                    if write:
+                        for c0 in T.unroll(owner * HALF, owner * HALF + HALF, STEP):
+                            if n0 + c0 < N:             # a step wholly past N stores nothing
+                                Tx.wg.cast(out, acc[:, c0:c0 + STEP])
+                                if warp == 0:
+                                    if lane == 0:
+                                        T.ptx.bulk.wait_group(0)    # the last store read Cs
+                                T.cuda.bar_sync(wg, 128)
+                                Tx.wg.copy(Cs[row:row + 64, :], out)
+                                T.ptx.fence.proxy_async("shared::cta")  # generic -> TMA reads
+                                T.cuda.bar_sync(wg, 128)
+                                if warp == 0:
+                                    if lane == 0:
+                                        Tx.copy_async(D[m0 + row:m0 + row + 64,
+                                                        n0 + c0:n0 + c0 + STEP],
+                                                      Cs[row:row + 64, :])
+                                        T.ptx.bulk.commit_group()
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
+
+    return hgemm_v8
