@@ -79,7 +79,8 @@ def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
 
 def make_callable(name: str, m: int, n: int, k: int, dtype: str):
     """f(a, b, d) for `name`: a KERNELS key (the kernel, compiled) or a FRONT_DOORS key, whose
-    parameters override the front door's choice (hgemm:KERNEL=hgemm_v6:SPLIT_K=2)."""
+    parameters override the front door's choice (hgemm:SPLIT_K=2), or, with KERNEL, replace it
+(hgemm:KERNEL=hgemm_v8:SPLIT_K=4: that kernel's defaults and these parameters)."""
     base, *params = name.split(":")
     if base not in FRONT_DOORS:
         return tilemlir.compile(make_kernel(name, m, n, k, dtype))
@@ -89,8 +90,9 @@ def make_callable(name: str, m: int, n: int, k: int, dtype: str):
     door = importlib.import_module(module)
     if not kwargs:
         return getattr(door, function)(m, n, k, dtype)
-    return getattr(door, function)(m, n, k, dtype,
-                                   config={**door.choose_config(m, n, k, dtype), **kwargs})
+    # A named KERNEL starts from its own defaults; otherwise override the heuristic's choice.
+    base_config = {} if "KERNEL" in kwargs else door.choose_config(m, n, k, dtype)
+    return getattr(door, function)(m, n, k, dtype, config={**base_config, **kwargs})
 
 
 def describe(kernel) -> str:

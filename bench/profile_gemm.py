@@ -1,4 +1,10 @@
-"""Launch one GEMM kernel a few times for a profiler (ncu): python bench/profile_gemm.py mma_sync 8192."""
+"""Launch one GEMM a few times for a profiler (ncu):
+
+    python bench/profile_gemm.py mma_sync 8192
+    python bench/profile_gemm.py hgemm:KERNEL=hgemm_v8:SPLIT_K=4 1000x1000x8192 bfloat16
+
+NAME is anything bench/gemm.py's --kernels takes (a kernel, or a front door with parameters);
+SHAPE is one size (square) or MxNxK."""
 
 import sys
 from pathlib import Path
@@ -6,21 +12,20 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import tilemlir  # noqa: E402
-from bench.gemm import make_kernel  # noqa: E402
+from bench.gemm import make_callable, parse_shape  # noqa: E402
 
 
 def main() -> None:
-    name, size = sys.argv[1], int(sys.argv[2])
+    name, shape = sys.argv[1], sys.argv[2]
     dtype = sys.argv[3] if len(sys.argv) > 3 else "float16"
-    kernel = tilemlir.compile(make_kernel(name, size, size, size, dtype))
+    m, n, k = parse_shape(shape) if "x" in shape else (int(shape),) * 3
+    gemm = make_callable(name, m, n, k, dtype)
     t = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-    a = torch.randn(size, size, device="cuda", dtype=t)
-    b = torch.randn(size, size, device="cuda", dtype=t)
-    d = torch.empty(size, size, device="cuda", dtype=t)
-    stream = torch.cuda.current_stream().cuda_stream
+    a = torch.randn(m, k, device="cuda", dtype=t)
+    b = torch.randn(n, k, device="cuda", dtype=t)
+    d = torch.empty(m, n, device="cuda", dtype=t)
     for _ in range(3):
-        kernel.launch(a, b, d, stream=stream)
+        gemm(a, b, d)                   # on torch's current stream
     torch.cuda.synchronize()
 
 

@@ -79,8 +79,9 @@ def test_heuristic_fills_the_sms():
         assert gemm.choose_config(*shape) == dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=4,
                                                   EPI_N=128, GROUP_M=16, SPLIT_K=1)
     # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles: split-K, with
-    # the units within one wave.
+    # the units within one wave: 128 x 128 tiles in pairs that share the fix-up (v8).
     config = gemm.choose_config(1000, 1000, 8192)
+    assert config == dict(KERNEL="hgemm_v8", BM=128, BN=128, STAGES=6, GROUP_M=8, SPLIT_K=2)
     tiles = math.ceil(1000 / config["BM"]) * math.ceil(1000 / config["BN"])
     assert config["SPLIT_K"] > 1 and tiles * config["SPLIT_K"] <= gemm.SMS
     assert gemm.estimate(1000, 1000, 8192, config) < \
@@ -108,7 +109,8 @@ def test_every_candidate_builds(shape):
     configs = gemm.candidate_configs(*shape)
     assert configs[0] == gemm.choose_config(*shape)
     assert len({tuple(sorted(c.items())) for c in configs}) == len(configs)
-    assert {c["KERNEL"] for c in configs} == {"hgemm_v6", "hgemm_v7"}
+    assert {c["KERNEL"] for c in configs} <= {"hgemm_v6", "hgemm_v7", "hgemm_v8"}
+    assert {"hgemm_v6", "hgemm_v7"} <= {c["KERNEL"] for c in configs}
     for config in configs:
         gemm.gemm_kernel(*shape, "bfloat16", **config)      # raises ShapeError if refused
 
@@ -125,7 +127,8 @@ def test_front_door_refusals():
     with pytest.raises(ShapeError, match="hgemm_v7: SPLIT_K=65 must be an integer from 1 to "
                                          "the 64 k-tiles"):
         gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="hgemm_v7", SPLIT_K=65))
-    with pytest.raises(ShapeError, match="KERNEL must be one of hgemm_v6, hgemm_v7, got 'v9'"):
+    with pytest.raises(ShapeError, match="KERNEL must be one of hgemm_v6, hgemm_v7, hgemm_v8, "
+                                         "got 'v9'"):
         gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="v9"))
 
 
@@ -136,7 +139,8 @@ def test_front_door_caches_per_shape_and_config():
     other = gemm.hgemm(1000, 1000, 8192, "float16", config=dict(BM=128, BN=256, SPLIT_K=4))
     assert other is not a and other.config["SPLIT_K"] == 4
     assert a.config == gemm.choose_config(1000, 1000, 8192)
-    assert [p.name for p in a.kernel.signature.params] == ["A", "B", "D", "W", "C"]
+    assert [p.name for p in a.kernel.signature.params] == ["A", "B", "D", "W"]   # v8, 2 splits
+    assert [p.name for p in other.kernel.signature.params] == ["A", "B", "D", "W", "C"]
 
 
 def test_autotune_tunes_over_the_candidates(isolated_cache):
@@ -164,3 +168,20 @@ def test_front_door_workspace_follows_the_configuration():
 
     plain = gemm.Gemm(1000, 1000, 8192, "float16", dict(SPLIT_K=1), target="sm_90a")
     assert plain._workspace(torch.device("cpu")) == ()
+
+
+# ------------------------------------------------------------------------------ hgemm_v8
+def test_v8_candidates_fit_one_wave_in_whole_halves():
+    """v8 is offered where its tiles x SPLIT_K CTAs fit the SMs and each CTA's half of BN is
+    whole 64-column steps; its fix-up is modelled below v6's serial one."""
+    for shape in [(1000, 1000, 8192), (1000, 1000, 1000), (500, 504, 8192), (4096, 4096, 512)]:
+        for config in gemm.candidate_configs(*shape):
+            if config["KERNEL"] != "hgemm_v8":
+                continue
+            tiles = math.ceil(shape[0] / config["BM"]) * math.ceil(shape[1] / config["BN"])
+            assert tiles * config["SPLIT_K"] <= gemm.SMS and config["BN"] % 128 == 0
+            assert config["SPLIT_K"] in (2, 4)
+    v6 = dict(BM=128, BN=128, SPLIT_K=2)
+    v8 = dict(KERNEL="hgemm_v8", **v6)
+    assert gemm.estimate(1000, 1000, 8192, v8) < gemm.estimate(1000, 1000, 8192, v6)
+    assert not any(c["KERNEL"] == "hgemm_v8" for c in gemm.candidate_configs(4096, 4096, 512))

@@ -10,7 +10,8 @@
 D[m, n] = sum_k A[m, k] * B[n, k] (A is M x K, B is N x K, D is M x N, all in `dtype`, fp32
 accumulation). A configuration is a dict of keyword arguments of `gemm_kernel`: KERNEL names
 the shipped kernel (hgemm_v6: persistent, split-K; hgemm_v7: v6 in 2x1 clusters with B
-multicast), the rest are that kernel's parameters.
+multicast; hgemm_v8: split-K in 2-CTA clusters that share the fix-up), the rest are that
+kernel's parameters.
 
 The choice is about wave quantization. hgemm_v6 runs min(units, SMS) CTAs, each taking every
 SMS-th unit, so the kernel lasts about ceil(units / SMS) unit times: 32 output tiles of
@@ -21,7 +22,9 @@ change the units:
   - split-K (SPLIT_K = s): s units per tile, each 1/s of K, plus a fix-up per tile (every unit
     writes its fp32 partial tile, the last sums s of them).
 hgemm_v7 hands out pairs of vertically adjacent 128 x 256 tiles to clusters of 2 CTAs (half
-of B's traffic from L2); its waves count pairs over SMS / 2 clusters.
+of B's traffic from L2); its waves count pairs over SMS / 2 clusters. hgemm_v8 runs the 2 or 4
+units of a tile as clusters of 2 that share the fix-up (each SM writes and reads half a
+partial tile, and half again with 4 units, instead of one SM reading all of them).
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
     waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
@@ -40,7 +43,7 @@ from __future__ import annotations
 import math
 import threading
 
-from tilemlir.kernels.hgemm_hopper import ShapeError, hgemm_v6, hgemm_v7
+from tilemlir.kernels.hgemm_hopper import SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -75,7 +78,11 @@ GROUP_M_CANDIDATES = (8, 16)
 # for v6 at 4096^3, even at 8192^3), at its own defaults (GROUP_M=16, CTA-scope hand-off).
 V7_KTILE_FACTOR = 0.95
 V7_GROUP_M = 16
-KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7}
+# hgemm_v8 (split-K in clusters of 2 CTAs, one or two clusters per tile): its fix-up is shared
+# by the pair, each SM writing and reading half a partial tile (and half again where two
+# clusters share the tile); a candidate where tiles x SPLIT_K fit the SMs (one wave).
+V8_SPLITS = (2, 4)
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
@@ -98,6 +105,11 @@ def _v7_config(split_k: int = 1) -> dict:
                 GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
 
 
+def _v8_config(BM: int, BN: int, split_k: int) -> dict:
+    return dict(KERNEL="hgemm_v8", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], GROUP_M=GROUP_M,
+                SPLIT_K=split_k)
+
+
 def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM."""
     tile = (config["BM"], config["BN"])
@@ -111,6 +123,12 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     else:
         waves = math.ceil(tiles_m * tiles_n * split / sms)
     fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
+    if config.get("KERNEL") == "hgemm_v8":
+        # write and read half a partial tile in the pair; where two clusters share the tile,
+        # half again plus the counter's round trip, which together cost about twice that
+        # (fitted: at 1000 x 1000 x 8192, SPLIT_K=4 on 128 x 256 tiles ran 2-5% slower than
+        # SPLIT_K=2 on 128 x 128, results/2026-12-01-cluster-splitk/)
+        fixup = (1 + 2 * (split == 4)) * PARTIAL_COST[tile]
     return waves * (math.ceil(k_tiles / split) * cost + UNIT_OVERHEAD[tile] + fixup)
 
 
@@ -118,7 +136,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     """Configurations worth trying for this shape, best modelled first: for each tile shape
     that fits in M x N, hgemm_v6 without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
     one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
-    hgemm_v7 likewise for the 128 x 256 tiles."""
+    hgemm_v7 likewise for the 128 x 256 tiles; hgemm_v8 with SPLIT_K 2 and 4 where its
+    slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave)."""
     k_tiles = math.ceil(K / BK)
     configs = []
     for BM, BN in TILES:
@@ -135,6 +154,9 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
                 configs.append(_config(BM, BN, split))
                 if (BM, BN) == (128, 256):
                     configs.append(_v7_config(split))
+        configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
+                    if BN % (2 * SPLIT_K_STEP_N) == 0 and split <= k_tiles
+                    and tiles * split <= sms]
     return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c.get("SPLIT_K", 1),
                                           -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
                                           c["GROUP_M"] != GROUP_M))
