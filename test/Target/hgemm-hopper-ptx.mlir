@@ -69,7 +69,8 @@
 // V6: cp.async.bulk.wait_group.read 0;
 // ALL: ret;
 
-// v7: launched in clusters of 2; each CTA's barriers are initialised, then the cluster syncs
+// v7: launched in clusters of 2 (and with .maxnreg, the register count at entry, without which
+// ptxas ignores setmaxnreg: C7508); each CTA's barriers are initialised, then the cluster syncs
 // before any CTA signals its peer. Consumers free a stage in both CTAs: their own barrier and
 // the peer's (mapa; CTA scope, as CUTLASS's cluster barriers). The producer waits, arms its
 // full barrier with the whole stage, (128 + 256) * 64 * 2 bytes, loads its A tile and
@@ -77,6 +78,7 @@
 // V7: .param .align 64 .b8 hgemm_v7_param_5[128]
 // V7-NEXT: )
 // V7-NEXT: .maxntid 384, 1, 1
+// V7-NEXT: .maxnreg 168
 // V7-NEXT: .explicitcluster
 // V7-NEXT: .reqnctapercluster 2, 1, 1
 // V7: mov.b32 [[TWO_CONSUMERS:%r[0-9]+]], 4;
@@ -137,6 +139,7 @@
 // gpu-scope fences, the second of two (old value 1) told to the warpgroup, which adds the other
 // sum, resets the counter and stores its half through stmatrix and TMA.
 // V8: .maxntid 384, 1, 1
+// V8-NEXT: .maxnreg 168
 // V8-NEXT: .explicitcluster
 // V8-NEXT: .reqnctapercluster 2, 1, 1
 // V8: fence.mbarrier_init.release.cluster;

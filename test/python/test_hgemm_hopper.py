@@ -2,6 +2,8 @@
 the reason, and the ones they accept compile to sm_90a PTX with the tensor maps they need."""
 
 import re
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -148,3 +150,29 @@ def test_v8_launches_pairs_and_takes_its_workspace(split, params, grid):
     assert ptx.count("mbarrier.arrive.release.cluster.shared::cluster.b64") == 2   # per rank
     assert "mbarrier.try_wait.parity.acquire.cluster.shared.b64" in ptx
     assert ("atom.global.add.u32" in ptx) == (split == 4)
+
+
+@pytest.mark.parametrize("factory, config", [
+    (hgemm_v6, dict(BM=128, BN=64, STAGES=8, EPI_N=64)),
+    (hgemm_v7, dict(BM=64, BN=128, STAGES=8)),
+    (hgemm_v8, dict(BM=64, BN=128, STAGES=8, SPLIT_K=4)),
+])
+def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
+    """Kernels that need few registers: without .maxnreg ptxas could not tell the register
+    count at entry, dropped setmaxnreg (C7508) and serialized every wgmma (C7520: a wait after
+    each instruction). With it, neither, and the main loop keeps one wgmma group in flight."""
+    import subprocess
+
+    from tilemlir.target.ptx import find_ptxas
+    ptxas = find_ptxas()
+    if ptxas is None:
+        pytest.skip("needs ptxas (pip install '.[test]')")
+    ptx = tilemlir.compile(factory(1000, 1000, 8192, **config), target="sm_90a", cache=False).ptx
+    assert re.search(r"^\.maxnreg (168|248)$", ptx, re.M), "no .maxnreg for setmaxnreg"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "k.ptx"
+        path.write_text(ptx)
+        run = subprocess.run([str(ptxas), "-arch=sm_90a", "-v", str(path), "-o",
+                              str(path.with_suffix(".cubin"))], capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert "C7508" not in run.stderr and "C7520" not in run.stderr, run.stderr

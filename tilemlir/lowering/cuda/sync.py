@@ -275,10 +275,21 @@ def _register_count(ctx):
 @register("setmaxnreg", name="setmaxnreg", priority=0,
           when=[target_supports("setmaxnreg"), _register_count])
 def lower_setmaxnreg(ctx):
-    """setmaxnreg.inc / .dec.sync.aligned.u32 count."""
+    """setmaxnreg.inc / .dec.sync.aligned.u32 count. ptxas honours it only in a kernel whose
+    register count at entry it knows, and otherwise drops it with a warning (C7508: the
+    warpgroups keep what ptxas chose, and a consumer's wgmma chain may be serialized). The
+    kernel therefore gets nvvm.maxnreg (.maxnreg): the registers each of its threads can have,
+    64 Ki / threads rounded down to a multiple of 8, at most 248."""
     action = {"increase": nvvm.SetMaxRegisterAction.increase,
               "decrease": nvvm.SetMaxRegisterAction.decrease}[ctx.attr("action")]
-    return lambda: nvvm.setmaxregister(ctx.attr("count"), action)
+
+    def build():
+        func, block = ctx.func, ctx.block_size
+        if func is not None and block is not None and "nvvm.maxnreg" not in func.attributes:
+            per_thread = min(255, 65536 // (block[0] * block[1] * block[2])) // 8 * 8
+            func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(emit.i32(), per_thread)
+        nvvm.setmaxregister(ctx.attr("count"), action)
+    return build
 
 
 # ------------------------------------------------------------------------------ atomics
