@@ -78,14 +78,19 @@ def test_heuristic_fills_the_sms():
     for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 28672, 4096)]:
         assert gemm.choose_config(*shape) == dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=4,
                                                   EPI_N=128, GROUP_M=16, SPLIT_K=1)
-    # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles: split-K, with
-    # the units within one wave: 128 x 128 tiles in pairs that share the fix-up (v8).
+    # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles; 64 x 128 tiles
+    # fill one wave (128 of them) without split-K.
     config = gemm.choose_config(1000, 1000, 8192)
-    assert config == dict(KERNEL="hgemm_v8", BM=128, BN=128, STAGES=6, GROUP_M=8, SPLIT_K=2)
+    assert config == dict(KERNEL="hgemm_v6", BM=64, BN=128, STAGES=8, EPI_N=128, GROUP_M=8,
+                          SPLIT_K=1)
     tiles = math.ceil(1000 / config["BM"]) * math.ceil(1000 / config["BN"])
-    assert config["SPLIT_K"] > 1 and tiles * config["SPLIT_K"] <= gemm.SMS
+    assert tiles <= gemm.SMS
     assert gemm.estimate(1000, 1000, 8192, config) < \
         gemm.estimate(1000, 1000, 8192, dict(BM=128, BN=256, SPLIT_K=1)) / 2
+    # Fewer tiles than that: split-K, the units within one wave.
+    config = gemm.choose_config(500, 504, 8192)
+    tiles = math.ceil(500 / config["BM"]) * math.ceil(504 / config["BN"])
+    assert config["SPLIT_K"] > 1 and tiles * config["SPLIT_K"] <= gemm.SMS
     # Short K: a split's fix-up costs more than the idle SMs.
     assert gemm.choose_config(1000, 1000, 256)["SPLIT_K"] == 1
     # Smaller than the big tiles: smaller tiles.
@@ -139,7 +144,7 @@ def test_front_door_caches_per_shape_and_config():
     other = gemm.hgemm(1000, 1000, 8192, "float16", config=dict(BM=128, BN=256, SPLIT_K=4))
     assert other is not a and other.config["SPLIT_K"] == 4
     assert a.config == gemm.choose_config(1000, 1000, 8192)
-    assert [p.name for p in a.kernel.signature.params] == ["A", "B", "D", "W"]   # v8, 2 splits
+    assert [p.name for p in a.kernel.signature.params] == ["A", "B", "D"]     # no split
     assert [p.name for p in other.kernel.signature.params] == ["A", "B", "D", "W", "C"]
 
 

@@ -49,7 +49,9 @@ SMS = 132                       # streaming multiprocessors of the H200 (and H10
 BK = 64
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).
-KTILE_COST = {(128, 256): 1.0, (128, 128): 0.55, (64, 128): 0.35, (64, 64): 0.2}
+# (64, 128): fitted to 1000 x 1000 x 8192 on the H200 once ptxas stopped serializing its
+# wgmma (.maxnreg, results/2026-12-01-cluster-splitk/): 128 tiles in one wave, 1.06x cuBLAS.
+KTILE_COST = {(128, 256): 1.0, (128, 128): 0.55, (64, 128): 0.25, (64, 64): 0.2}
 # Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
 UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8}
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
