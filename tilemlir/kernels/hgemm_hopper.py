@@ -15,12 +15,16 @@
   v7  2x1 clusters: the two CTAs of a cluster compute vertically adjacent tiles, which need the
       same B; each loads half of it and multicasts that half into both CTAs' stages, so B's
       traffic from L2 halves. A stage is freed by the consumers of both CTAs.
+  v8  Split-K for shapes with few tiles, reduced in 2-CTA clusters: the pair of CTAs that
+      accumulate two runs of K of one tile hand each other half of their partial sums (through
+      L2, ordered by cluster-scope mbarriers), so the fix-up is shared instead of one SM
+      reading every partial.
 
 D[m, n] = sum_k A[m, k] * B[n, k]: A is M x K, B is N x K (both K-major, as the seeds store
 them), D is M x N in the input type, accumulated in fp32. Each CTA computes a BM x BN tile with
 BM / 64 consumer warpgroups (64 rows each, wgmma m64nBNk16). TMA zero-fills reads past the
 edges, so K needs no padding; v4 and v5 write whole tiles from registers, so M and N must be
-multiples of the tile, while v6's and v7's TMA stores are clipped at the edges. Tiles are visited in
+multiples of the tile, while v6's to v8's TMA stores are clipped at the edges. Tiles are visited in
 grouped order (GROUP_M tile rows swept column by column) so that neighbouring CTAs share A and
 B in L2. As in the seed, each step is written out whole, so that it reads on its own.
 """
