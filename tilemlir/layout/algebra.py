@@ -122,7 +122,9 @@ def slice_layout(layout, shape, region):
     canonical = layout.canonicalize()
     offset, shard = canonical.offset, []
     for d, (dim_iters, (start, stop)) in enumerate(zip(group(canonical, dims), box)):
-        problem = f"cannot slice {layout} (shape {dims}) to {box}: range [{start}, {stop}) of dim {d}"
+        def problem(d=d, start=start, stop=stop):     # the text only when slicing fails
+            return (f"cannot slice {layout} (shape {dims}) to {box}: range [{start}, {stop}) "
+                    f"of dim {d}")
         kept, shifts = _slice_dim(dim_iters, start, stop - start, problem)
         shard += kept
         for axis, shift in shifts.items():
@@ -138,7 +140,8 @@ def _checked_region(region, dims) -> list[tuple[int, int]]:
 
 
 def _slice_dim(dim_iters, start, count, problem):
-    """Iterators and per-axis shifts of the ``count`` indices from ``start`` of one dim."""
+    """Iterators and per-axis shifts of the ``count`` indices from ``start`` of one dim;
+    ``problem()`` begins the error message."""
     kept, shifts = [], {}
     inner, left = 1, count  # inner: extent product of the iterators already walked
     for it in reversed(dim_iters):
@@ -153,7 +156,7 @@ def _slice_dim(dim_iters, start, count, problem):
             shifts[it.axis] = shifts.get(it.axis, 0) + digit * it.stride
             left = 1
         else:
-            raise LayoutError(f"{problem} straddles iterator {it} (starting at its step {digit} with "
+            raise LayoutError(f"{problem()} straddles iterator {it} (starting at its step {digit} with "
                               f"{left} steps to cover), which no layout can express")
         inner *= it.extent
     kept.reverse()
