@@ -190,3 +190,15 @@ def test_v8_candidates_fit_one_wave_in_whole_halves():
     v8 = dict(KERNEL="hgemm_v8", **v6)
     assert gemm.estimate(1000, 1000, 8192, v8) < gemm.estimate(1000, 1000, 8192, v6)
     assert not any(c["KERNEL"] == "hgemm_v8" for c in gemm.candidate_configs(4096, 4096, 512))
+
+
+def test_small_tiles_are_cheap_only_in_one_wave():
+    """64 x 128 tiles were measured fast where one wave holds them all and slow over many
+    waves; the model prices them so, and keeps 128 x 256 for the big sweep shapes."""
+    small = dict(BM=64, BN=128, SPLIT_K=1)
+    one_wave = gemm.estimate(1000, 1000, 8192, small)                 # 128 tiles
+    assert one_wave == 128 * gemm.ONE_WAVE_KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)]
+    two_waves = gemm.estimate(1000, 1064, 8192, small)                # 16 x 9 = 144 tiles
+    assert two_waves == 2 * (128 * gemm.KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)])
+    for shape in SWEEP[:-1]:
+        assert gemm.choose_config(*shape)["BM"] == 128

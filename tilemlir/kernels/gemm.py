@@ -49,9 +49,12 @@ SMS = 132                       # streaming multiprocessors of the H200 (and H10
 BK = 64
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).
-# (64, 128): fitted to 1000 x 1000 x 8192 on the H200 once ptxas stopped serializing its
-# wgmma (.maxnreg, results/2026-12-01-cluster-splitk/): 128 tiles in one wave, 1.06x cuBLAS.
-KTILE_COST = {(128, 256): 1.0, (128, 128): 0.55, (64, 128): 0.25, (64, 64): 0.2}
+KTILE_COST = {(128, 256): 1.0, (128, 128): 0.55, (64, 128): 0.35, (64, 64): 0.2}
+# Where all units fit one wave, 64 x 128 tiles cost less: fitted to 1000 x 1000 x 8192 on the
+# H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS. Over
+# many waves they lose to 128 x 256 (8192^3 0.82x, 3000 x 5120 x 2056 0.55x cuBLAS), which the
+# cost above keeps (results/2026-12-01-cluster-splitk/).
+ONE_WAVE_KTILE_COST = {(64, 128): 0.25}
 # Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
 UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8}
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
@@ -124,6 +127,8 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
         cost *= V7_KTILE_FACTOR
     else:
         waves = math.ceil(tiles_m * tiles_n * split / sms)
+        if waves == 1:
+            cost = ONE_WAVE_KTILE_COST.get(tile, cost)
     fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
     if config.get("KERNEL") == "hgemm_v8":
         # write and read half a partial tile in the pair; where two clusters share the tile,
