@@ -60,8 +60,13 @@ def from_attr_text(text: str) -> TileLayout:
     return parse_layout(body)
 
 
+_PLAIN = re.compile(r'[ !#-\[\]-~]*')          # printable ASCII but '"' and '\\'
+
+
 def _escape(text: str) -> str:
     """An MLIR string-literal body, escaped as MLIR prints it (``\\\\`` and ``\\XX``)."""
+    if _PLAIN.fullmatch(text):
+        return text                                 # nothing to escape (every layout's text)
     out = []
     for byte in text.encode():
         char = chr(byte)

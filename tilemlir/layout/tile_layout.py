@@ -45,10 +45,14 @@ class TileLayout:
             if it.axis not in HOLDER_AXES:
                 raise LayoutError(f"{self}: replica iterator {it} is not on a holder axis "
                                   f"({', '.join(HOLDER_AXES)})")
+        reach = dict(self._offset)                  # one pass over the iterators, not one per axis
+        for it in self._shard + self._replica:
+            if it.axis in AXIS_BOUNDS:
+                reach[it.axis] = reach.get(it.axis, 0) + (it.extent - 1) * it.stride
         for axis, bound in AXIS_BOUNDS.items():
-            reach = self._linear_max(axis)
-            if reach >= bound:
-                raise LayoutError(f"{self}: {axis} reaches {reach} but has only {bound} values")
+            if reach.get(axis, 0) >= bound:
+                raise LayoutError(f"{self}: {axis} reaches {reach[axis]} but has only {bound} "
+                                  f"values")
 
     # -- fields -------------------------------------------------------------
     @property
