@@ -806,10 +806,12 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             T.ptx.wgmma.wait_group(0)   # the last stage needs no release: nothing refills it
 
             mine = t * (SPLIT_K * BM) + split * BM + row     # this split's block of W
+            staging = Cs[row:row + 64, :]                    # this warpgroup's rows of Cs
             for owner in T.unroll(2):
                 if rank == owner:
                     theirs = 1 - owner                      # the peer's rank
                     cols = slice(owner * HALF, owner * HALF + HALF)
+                    half = acc[:, cols]                     # the half this CTA reduces
                     # Publish the peer's half; then tell the peer's matching consumer.
                     Tx.wg.copy(W[mine:mine + 64, theirs * HALF:theirs * HALF + HALF],
                                acc[:, theirs * HALF:theirs * HALF + HALF])
@@ -821,11 +823,11 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     T.ptx.mbarrier.try_wait(ready.ptr_to([wg - 1]), 0, scope="cluster")
                     peer_block = mine + (theirs - owner) * BM
                     Tx.wg.copy(part, W[peer_block:peer_block + 64, cols])
-                    Tx.wg.add(acc[:, cols], acc[:, cols], part)
+                    Tx.wg.add(half, half, part)
                     write = True
                     if pair:
                         # Two clusters per tile: the second to count adds the first's sum.
-                        Tx.wg.copy(W[mine:mine + 64, cols], acc[:, cols])
+                        Tx.wg.copy(W[mine:mine + 64, cols], half)
                         T.cuda.bar_sync(wg, 128)    # every thread's sum is written
                         counter = (t * 2 + owner) * consumers + wg - 1
                         second: T.boolean = False
@@ -837,26 +839,26 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                         if write:
                             other = t * (SPLIT_K * BM) + (split + 2) % 4 * BM + row
                             Tx.wg.copy(part, W[other:other + 64, cols])
-                            Tx.wg.add(acc[:, cols], acc[:, cols], part)
+                            Tx.wg.add(half, half, part)
                             if warp == 0:
                                 if lane == 0:
                                     C[counter] = 0
                     if write:
-                        for c0 in T.unroll(owner * HALF, owner * HALF + HALF, STEP):
-                            if n0 + c0 < N:             # a step wholly past N stores nothing
-                                Tx.wg.cast(out, acc[:, c0:c0 + STEP])
+                        for c0 in T.unroll(0, HALF, STEP):
+                            if n0 + owner * HALF + c0 < N:  # a step wholly past N stores nothing
+                                Tx.wg.cast(out, half[:, c0:c0 + STEP])
                                 if warp == 0:
                                     if lane == 0:
                                         T.ptx.bulk.wait_group(0)    # the last store read Cs
                                 T.cuda.bar_sync(wg, 128)
-                                Tx.wg.copy(Cs[row:row + 64, :], out)
+                                Tx.wg.copy(staging, out)
                                 T.ptx.fence.proxy_async("shared::cta")  # generic -> TMA reads
                                 T.cuda.bar_sync(wg, 128)
                                 if warp == 0:
                                     if lane == 0:
-                                        Tx.copy_async(D[m0 + row:m0 + row + 64,
-                                                        n0 + c0:n0 + c0 + STEP],
-                                                      Cs[row:row + 64, :])
+                                        n1 = n0 + owner * HALF + c0
+                                        Tx.copy_async(D[m0 + row:m0 + row + 64, n1:n1 + STEP],
+                                                      staging)
                                         T.ptx.bulk.commit_group()
             if warp == 0:
                 if lane == 0:
