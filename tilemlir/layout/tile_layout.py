@@ -45,10 +45,7 @@ class TileLayout:
             if it.axis not in HOLDER_AXES:
                 raise LayoutError(f"{self}: replica iterator {it} is not on a holder axis "
                                   f"({', '.join(HOLDER_AXES)})")
-        reach = dict(self._offset)                  # one pass over the iterators, not one per axis
-        for it in self._shard + self._replica:
-            if it.axis in AXIS_BOUNDS:
-                reach[it.axis] = reach.get(it.axis, 0) + (it.extent - 1) * it.stride
+        reach = self._linear_maxima()
         for axis, bound in AXIS_BOUNDS.items():
             if reach.get(axis, 0) >= bound:
                 raise LayoutError(f"{self}: {axis} reaches {reach[axis]} but has only {bound} "
@@ -298,10 +295,17 @@ class TileLayout:
     def _offset_of(self, axis: str) -> int:
         return dict(self._offset).get(axis, 0)
 
+    def _linear_maxima(self) -> dict[str, int]:
+        """{axis: largest pre-swizzle value on it}, replicas included (strides are >= 0), for
+        the axes the layout names or offsets; one pass over the iterators."""
+        reach = dict(self._offset)
+        for it in self._shard + self._replica:
+            reach[it.axis] = reach.get(it.axis, 0) + (it.extent - 1) * it.stride
+        return reach
+
     def _linear_max(self, axis: str) -> int:
-        """Largest pre-swizzle value on ``axis``, replicas included (strides are >= 0)."""
-        reach = sum((it.extent - 1) * it.stride for it in self._shard + self._replica if it.axis == axis)
-        return self._offset_of(axis) + reach
+        """Largest pre-swizzle value on ``axis`` (0 where the layout does not name it)."""
+        return self._linear_maxima().get(axis, 0)
 
     def _replica_shifts(self, axes) -> np.ndarray:
         """(replica combinations, len(axes)) array of what each replica adds."""
