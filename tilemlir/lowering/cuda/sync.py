@@ -10,8 +10,9 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith, llvm, nvvm, scf
 
-from tilemlir.dispatch.registry import Predicate, predicate, register
+from tilemlir.analysis.threads import scope_threads
 from tilemlir.analysis.values import BAR_RED_OR
+from tilemlir.dispatch.registry import Predicate, predicate, register
 from tilemlir.ir import emit
 from tilemlir.lowering.cuda.predicates import target_supports
 
@@ -284,9 +285,9 @@ def lower_setmaxnreg(ctx):
               "decrease": nvvm.SetMaxRegisterAction.decrease}[ctx.attr("action")]
 
     def build():
-        func, block = ctx.func, ctx.block_size
-        if func is not None and block is not None and "nvvm.maxnreg" not in func.attributes:
-            per_thread = min(255, 65536 // (block[0] * block[1] * block[2])) // 8 * 8
+        func, threads = ctx.func, scope_threads("cta", ctx.block_size)
+        if func is not None and threads is not None and "nvvm.maxnreg" not in func.attributes:
+            per_thread = min(255, 65536 // threads) // 8 * 8
             func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(emit.i32(), per_thread)
         nvvm.setmaxregister(ctx.attr("count"), action)
     return build
