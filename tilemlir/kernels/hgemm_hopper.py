@@ -667,7 +667,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 def split_k_pair_counters_shape(M, N, BM, BN) -> tuple[int]:
     """hgemm_v8's counters with SPLIT_K = 4 (two clusters per tile): one per (tile, half,
     consumer warpgroup); zero before the first launch, and the kernel leaves them zero."""
-    return (math.ceil(M / BM) * math.ceil(N / BN) * 2 * (BM // 64),)
+    return (2 * split_k_counters_shape(M, N, BM, BN)[0],)
 
 
 def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SPLIT_K=4,
