@@ -80,7 +80,7 @@ def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
 def make_callable(name: str, m: int, n: int, k: int, dtype: str):
     """f(a, b, d) for `name`: a KERNELS key (the kernel, compiled) or a FRONT_DOORS key, whose
     parameters override the front door's choice (hgemm:SPLIT_K=2), or, with KERNEL, replace it
-(hgemm:KERNEL=hgemm_v8:SPLIT_K=4: that kernel's defaults and these parameters)."""
+    (hgemm:KERNEL=hgemm_v8:SPLIT_K=4: that kernel's defaults and these parameters)."""
     base, *params = name.split(":")
     if base not in FRONT_DOORS:
         return tilemlir.compile(make_kernel(name, m, n, k, dtype))

@@ -129,13 +129,14 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
         waves = math.ceil(tiles_m * tiles_n * split / sms)
         if waves == 1:
             cost = ONE_WAVE_KTILE_COST.get(tile, cost)
-    fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
     if config.get("KERNEL") == "hgemm_v8":
         # write and read half a partial tile in the pair; where two clusters share the tile,
         # half again plus the counter's round trip, which together cost about twice that
         # (fitted: at 1000 x 1000 x 8192, SPLIT_K=4 on 128 x 256 tiles ran 2-5% slower than
         # SPLIT_K=2 on 128 x 128, results/2026-12-01-cluster-splitk/)
         fixup = (1 + 2 * (split == 4)) * PARTIAL_COST[tile]
+    else:
+        fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
     return waves * (math.ceil(k_tiles / split) * cost + UNIT_OVERHEAD[tile] + fixup)
 
 
