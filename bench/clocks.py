@@ -1,7 +1,9 @@
-"""Sustained-load clocks: run one GEMM back to back for a few seconds while sampling the SM clock
-and power with nvidia-smi, for our kernel and for torch.matmul, to see whether power limits differ.
+"""Sustained-load clocks: run each GEMM back to back for a few seconds while sampling the SM clock
+and power with nvidia-smi, for our kernels (any names bench/gemm.py's --kernels takes, comma
+separated) and for torch.matmul, to see whether power limits differ.
 
     python bench/clocks.py mma_sync 8192
+    python bench/clocks.py hgemm,hgemm:GROUP_M=8 4096x4096x14336 bfloat16
 
 Not a timing of single launches (that is tilemlir.testing.do_bench's job, in bench/gemm.py): the
 point here is seconds of uninterrupted back-to-back load, no L2 flush or spin between launches,
@@ -17,8 +19,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-import tilemlir  # noqa: E402
-from bench.gemm import make_kernel  # noqa: E402
+from bench.gemm import make_callable, parse_shape  # noqa: E402
 
 
 def sustained(fn, seconds: float) -> dict:
@@ -42,18 +43,22 @@ def sustained(fn, seconds: float) -> dict:
 
 
 def main() -> None:
-    name, size = sys.argv[1], int(sys.argv[2])
-    kernel = tilemlir.compile(make_kernel(name, size, size, size, "float16"))
-    a = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    b = torch.randn(size, size, device="cuda", dtype=torch.float16)
-    d = torch.empty(size, size, device="cuda", dtype=torch.float16)
-    stream = torch.cuda.current_stream().cuda_stream
-    flops = 2.0 * size ** 3
-    for label, fn in (("ours", lambda: kernel.launch(a, b, d, stream=stream)),
-                      ("cuBLAS", lambda: torch.matmul(a, b.T, out=d))):
-        r = sustained(fn, 4.0)
-        print(f"{label:7s} {flops / r['ms'] / 1e9:7.1f} TFLOP/s sustained, SM clock {r['clock']:.0f} MHz, "
-              f"power {r['power']:.0f} W")
+    names, shape = sys.argv[1].split(","), sys.argv[2]
+    dtype = sys.argv[3] if len(sys.argv) > 3 else "float16"
+    m, n, k = parse_shape(shape) if "x" in shape else (int(shape),) * 3
+    t = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
+    a = torch.randn(m, k, device="cuda", dtype=t)
+    b = torch.randn(n, k, device="cuda", dtype=t)
+    d = torch.empty(m, n, device="cuda", dtype=t)
+    flops = 2.0 * m * n * k
+    fns = [(name, make_callable(name, m, n, k, dtype)) for name in names]
+    fns.append(("cuBLAS", lambda a, b, d: torch.matmul(a, b.T, out=d)))
+    for label, fn in fns:
+        fn(a, b, d)                       # compiled and loaded before the clock starts
+        torch.cuda.synchronize()
+        r = sustained(lambda: fn(a, b, d), 4.0)
+        print(f"{label:24s} {shape} {dtype}: {flops / r['ms'] / 1e9:7.1f} TFLOP/s sustained, "
+              f"SM clock {r['clock']:.0f} MHz, power {r['power']:.0f} W", flush=True)
         time.sleep(2)
 
 

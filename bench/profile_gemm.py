@@ -2,9 +2,10 @@
 
     python bench/profile_gemm.py mma_sync 8192
     python bench/profile_gemm.py hgemm:KERNEL=hgemm_v8:SPLIT_K=4 1000x1000x8192 bfloat16
+    python bench/profile_gemm.py cublas 4096x4096x14336       # torch.matmul, for comparison
 
-NAME is anything bench/gemm.py's --kernels takes (a kernel, or a front door with parameters);
-SHAPE is one size (square) or MxNxK."""
+NAME is anything bench/gemm.py's --kernels takes (a kernel, or a front door with parameters),
+or cublas (torch.matmul); SHAPE is one size (square) or MxNxK."""
 
 import sys
 from pathlib import Path
@@ -19,7 +20,11 @@ def main() -> None:
     name, shape = sys.argv[1], sys.argv[2]
     dtype = sys.argv[3] if len(sys.argv) > 3 else "float16"
     m, n, k = parse_shape(shape) if "x" in shape else (int(shape),) * 3
-    gemm = make_callable(name, m, n, k, dtype)
+    if name == "cublas":
+        def gemm(a, b, d):
+            torch.matmul(a, b.T, out=d)
+    else:
+        gemm = make_callable(name, m, n, k, dtype)
     t = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
     a = torch.randn(m, k, device="cuda", dtype=t)
     b = torch.randn(n, k, device="cuda", dtype=t)
