@@ -49,12 +49,15 @@ SMS = 132                       # streaming multiprocessors of the H200 (and H10
 BK = 64
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).
-KTILE_COST = {(128, 256): 1.0, (128, 128): 0.55, (64, 128): 0.35, (64, 64): 0.2}
-# Where all units fit one wave, 64 x 128 tiles cost less: fitted to 1000 x 1000 x 8192 on the
-# H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS. Over
-# many waves they lose to 128 x 256 (8192^3 0.82x, 3000 x 5120 x 2056 0.55x cuBLAS), which the
-# cost above keeps (results/2026-12-01-cluster-splitk/).
-ONE_WAVE_KTILE_COST = {(64, 128): 0.25}
+KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2}
+# Where all units fit one wave, smaller tiles cost less. 64 x 128: fitted to 1000 x 1000 x 8192
+# on the H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS;
+# over many waves they lose to 128 x 256 (8192^3 0.82x, 3000 x 5120 x 2056 0.55x cuBLAS),
+# which the cost above keeps (results/2026-12-01-cluster-splitk/). 128 x 128: 0.55 was fitted
+# on one-wave split-K; over 3-5 waves (2048 x 5120 x 2048, 1536 x 4096 x 4096, 3072 x 2048 x
+# 2048) they ran 5-10% slower than 128 x 256 tiles, 0.66-0.72 of a 128 x 256 k-tile step
+# (results/2026-12-01-parity/multiwave-128x128.md).
+ONE_WAVE_KTILE_COST = {(64, 128): 0.25, (128, 128): 0.55}
 # Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
 UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8}
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
