@@ -202,3 +202,17 @@ def test_small_tiles_are_cheap_only_in_one_wave():
     assert two_waves == 2 * (128 * gemm.KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)])
     for shape in SWEEP[:-1]:
         assert gemm.choose_config(*shape)["BM"] == 128
+
+
+def test_128x128_tiles_lose_to_128x256_over_several_waves():
+    """Over 3-5 waves 128 x 128 tiles ran 5-10% slower than 128 x 256 ones on six mid-size
+    shapes (results/2026-12-01-parity/multiwave-128x128.md); in one wave (split-K units) they
+    keep their cheaper price."""
+    for shape in ((2048, 5120, 2048), (1536, 4096, 4096), (3072, 2048, 2048),
+                  (512, 11008, 4096), (1536, 6144, 2048)):
+        config = gemm.choose_config(*shape)
+        assert (config["BM"], config["BN"]) == (128, 256), (shape, config)
+    unit = dict(BM=128, BN=128, SPLIT_K=2)
+    one_wave = gemm.estimate(1000, 1000, 8192, unit)                  # 64 tiles x 2 splits
+    assert one_wave == (64 * gemm.ONE_WAVE_KTILE_COST[(128, 128)] + gemm.UNIT_OVERHEAD[(128, 128)]
+                        + 3 * gemm.PARTIAL_COST[(128, 128)])
