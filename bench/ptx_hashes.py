@@ -112,6 +112,9 @@ def _cases() -> list[Case]:
                                                                SPLIT_K=2)),
               Case(tma + "8", hopper, (1000, 1000, 8192), dict(SPLIT_K=4)),
               Case(tma + "8", hopper, (200, 296, 4096), dict(SPLIT_K=4))]
+    # v7 with the last wave split (the front door's choice at mid-size shapes)
+    cases += [Case(tma + "7", hopper, (1536, 4096, 4096), dict(TAIL_SPLIT=2)),
+              Case(tma + "7", hopper, (384, 768, 320), dict(TAIL_SPLIT=2, SMS=8))]
     # test_gemm_epilogue_gpu.py (on the H200) and bench/gemm_epilogue.py
     fused = "tilemlir.kernels.gemm_epilogue:hgemm_fused"
     cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,

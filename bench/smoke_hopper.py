@@ -29,6 +29,7 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v7, (384, 256, 128), dict(SMS=2, CLUSTER_RELEASE=True)),
          (hgemm_v6, (200, 136, 512), dict(BM=64, BN=128, SMS=3, SPLIT_K=3)),  # split-K fix-up
          (hgemm_v7, (384, 256, 512), dict(SMS=2, SPLIT_K=2)),   # per-pair split-K, odd pair
+         (hgemm_v7, (384, 768, 320), dict(SMS=8, TAIL_SPLIT=2)),    # last wave split, odd pair
          (hgemm_v8, (200, 296, 512), dict(SPLIT_K=4)),  # two clusters a tile, a half past N
          (hgemm_v8, (200, 296, 512), dict(SPLIT_K=2)),  # one cluster a tile
          (hgemm_v8, (136, 200, 200), dict(BM=64, BN=128, SPLIT_K=4))]   # ragged K

@@ -49,6 +49,12 @@ SPLIT_CASES = [
     ((384, 768, 320), dict(KERNEL="hgemm_v7", SPLIT_K=2)),          # an odd pair: row 3 of 3
     ((200, 296, 4096), dict(KERNEL="hgemm_v7", SPLIT_K=3, SMS=4)),  # 2 clusters, 12 units
     ((1000, 1000, 8192), dict(KERNEL="hgemm_v7", SPLIT_K=4)),
+    # hgemm_v7 TAIL_SPLIT: whole pairs first, then the partial last wave's pairs split
+    ((384, 768, 320), dict(KERNEL="hgemm_v7", TAIL_SPLIT=2, SMS=8)),   # 4 whole, 2 split (odd)
+    ((1000, 1000, 2000), dict(KERNEL="hgemm_v7", TAIL_SPLIT=3, SMS=20)),  # ragged, 10 + 6 x 3
+    ((1536, 4096, 4096), dict(KERNEL="hgemm_v7", TAIL_SPLIT=2)),       # 66 whole + 30 x 2
+    ((1024, 5120, 4096), dict(KERNEL="hgemm_v7", TAIL_SPLIT=4)),       # 66 whole + 14 x 4
+    ((256, 2048, 256), dict(KERNEL="hgemm_v7", TAIL_SPLIT=4, SMS=6)),  # 6 + 2 x 4, a k-tile each
     # hgemm_v8: clusters of 2 CTAs, one or two per tile, each CTA reducing half the columns
     ((1000, 1000, 8192), dict(KERNEL="hgemm_v8", SPLIT_K=4)),     # two clusters per tile
     ((1000, 1000, 8192), dict(KERNEL="hgemm_v8", BM=128, BN=128, STAGES=6, SPLIT_K=2)),
@@ -79,7 +85,8 @@ def test_split_k_matches_torch(shape, config, dtype):
 
 
 FRONT_DOOR = [(1000, 1000, 8192), (1000, 1000, 1000), (2048, 2048, 2048), (4096, 4096, 512),
-              (3000, 5120, 2056), (500, 504, 8192), (64, 64, 8192)]
+              (3000, 5120, 2056), (500, 504, 8192), (64, 64, 8192), (1536, 4096, 4096),
+              (2048, 5120, 2048)]
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=["f16", "bf16"])

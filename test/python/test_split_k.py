@@ -10,8 +10,8 @@ import pytest
 
 import tilemlir
 from tilemlir.kernels import gemm
-from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v6, split_k_counters_shape,
-                                           split_k_workspace_shape)
+from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v6, hgemm_v7, split_k_counters_shape,
+                                           split_k_workspace_shape, v7_split_buffers_shapes)
 from tilemlir.target.ptx import assemble, find_ptxas
 
 # ------------------------------------------------------------------------------ hgemm_v6 SPLIT_K
@@ -216,3 +216,54 @@ def test_128x128_tiles_lose_to_128x256_over_several_waves():
     one_wave = gemm.estimate(1000, 1000, 8192, unit)                  # 64 tiles x 2 splits
     assert one_wave == (64 * gemm.ONE_WAVE_KTILE_COST[(128, 128)] + gemm.UNIT_OVERHEAD[(128, 128)]
                         + 3 * gemm.PARTIAL_COST[(128, 128)])
+
+
+# ------------------------------------------------------------------------------ hgemm_v7 TAIL_SPLIT
+@pytest.mark.parametrize("shape, config, whole, slots", [
+    ((1536, 4096, 4096), dict(TAIL_SPLIT=2), 66, 60),      # 96 pairs: 66 whole, 30 split
+    ((1024, 5120, 4096), dict(TAIL_SPLIT=4), 66, 28),      # 80 pairs: 66 whole, 14 split
+    ((1000, 1000, 2000), dict(TAIL_SPLIT=3, SMS=20), 10, 12),
+])
+def test_tail_split_compiles_and_assembles(shape, config, whole, slots):
+    M, N, K = shape
+    kernel = tilemlir.compile(hgemm_v7(M, N, K, **config), target="sm_90a", cache=False)
+    split = config["TAIL_SPLIT"]
+    w_shape, c_shape = v7_split_buffers_shapes(M, N, SMS=config.get("SMS", 132),
+                                               TAIL_SPLIT=split)
+    assert w_shape == (slots * split * 128, 256) and c_shape == (slots * 2,)
+    assert [(p.name, p.shape) for p in kernel.signature.params[3:]] == [("W", w_shape),
+                                                                          ("C", c_shape)]
+    pairs = math.ceil(math.ceil(M / 128) / 2) * math.ceil(N / 256)
+    units = whole + (pairs - whole) * split
+    assert kernel.signature.grid == (2 * min(config.get("SMS", 132) // 2, units), 1, 1)
+    ptx = kernel.ptx
+    assert re.search(r"fence\.acq_rel\.gpu;\s+atom\.global\.add\.u32[^\n]*, 1;\s+"
+                     r"fence\.acq_rel\.gpu;", ptx)
+    assert re.search(r"st\.global\.b32\s+\[%rd\d+(\+-?\d+)?\], 0;", ptx)   # counter reset
+    if find_ptxas():
+        assemble(ptx, "sm_90a")
+
+
+@pytest.mark.parametrize("shape, kwargs, message", [
+    ((1536, 4096, 4096), dict(SPLIT_K=2, TAIL_SPLIT=2), "give one of them"),
+    ((1024, 1024, 1024), dict(TAIL_SPLIT=2, SMS=32), "no last wave is left to split"),
+    ((1024, 1024, 1024), dict(TAIL_SPLIT=17), "TAIL_SPLIT=17 must be an integer from 1 to the 16"),
+    ((1024, 1024, 1024), dict(TAIL_SPLIT=2.0), "TAIL_SPLIT=2.0 must be an integer"),
+])
+def test_tail_split_refusals(shape, kwargs, message):
+    with pytest.raises(ShapeError, match=re.escape(message)):
+        hgemm_v7(*shape, **kwargs)
+
+
+def test_tail_split_one_is_the_plain_kernel():
+    assert hgemm_v7(1536, 4096, 4096).ir() == hgemm_v7(1536, 4096, 4096, TAIL_SPLIT=1).ir()
+
+
+def test_front_door_splits_the_last_wave_of_mid_size_shapes():
+    """1.2-2.5 waves of pairs: the whole waves run unsplit and the last is split, so the
+    kernel ends a fraction of a wave after the whole ones instead of a whole wave."""
+    config = gemm.choose_config(1536, 4096, 4096)              # 96 pairs over 66 clusters
+    assert config["KERNEL"] == "hgemm_v7" and config["TAIL_SPLIT"] == 2
+    plain = gemm.estimate(1536, 4096, 4096, {**config, "TAIL_SPLIT": 1})
+    assert gemm.estimate(1536, 4096, 4096, config) < plain
+    assert "TAIL_SPLIT" not in gemm.choose_config(4096, 4096, 4096)    # tail of 58/66: no gain

@@ -24,7 +24,9 @@ change the units:
 hgemm_v7 hands out pairs of vertically adjacent 128 x 256 tiles to clusters of 2 CTAs (half
 of B's traffic from L2); its waves count pairs over SMS / 2 clusters. hgemm_v8 runs the 2 or 4
 units of a tile as clusters of 2 that share the fix-up (each SM writes and reads half a
-partial tile, and half again with 4 units, instead of one SM reading all of them).
+partial tile, and half again with 4 units, instead of one SM reading all of them). hgemm_v7
+with TAIL_SPLIT = s runs the pairs of the whole waves unsplit and splits only the partial last
+wave's pairs s ways: that wave then takes a fraction of a pair's time.
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
     waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
@@ -90,6 +92,11 @@ V7_GROUP_M = 16
 # by the pair, each SM writing and reading half a partial tile (and half again where two
 # clusters share the tile); a candidate where tiles x SPLIT_K fit the SMs (one wave).
 V8_SPLITS = (2, 4)
+# hgemm_v7's last-wave splits, tried where the pairs leave a partial last wave after at most
+# TAIL_WHOLE_WAVES whole ones: past that the modelled gain (a fraction of one wave in many) is
+# within the model's error, and the fix-up's L2 traffic is not modelled.
+TAIL_SPLITS = (2, 3, 4)
+TAIL_WHOLE_WAVES = 2
 KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
 
 
@@ -108,9 +115,12 @@ def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
                 GROUP_M=group_m, SPLIT_K=split_k)
 
 
-def _v7_config(split_k: int = 1) -> dict:
-    return dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
-                GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
+def _v7_config(split_k: int = 1, tail_split: int = 1) -> dict:
+    config = dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
+                  GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
+    if tail_split > 1:
+        config["TAIL_SPLIT"] = tail_split
+    return config
 
 
 def _v8_config(BM: int, BN: int, split_k: int) -> dict:
@@ -126,8 +136,17 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     k_tiles = math.ceil(K / BK)
     cost = KTILE_COST[tile]
     if config.get("KERNEL") == "hgemm_v7":
-        waves = math.ceil(math.ceil(tiles_m / 2) * tiles_n * split / (sms // 2))
         cost *= V7_KTILE_FACTOR
+        pairs, clusters = math.ceil(tiles_m / 2) * tiles_n, sms // 2
+        tail_split = config.get("TAIL_SPLIT", 1)
+        if tail_split > 1:                 # whole waves unsplit, then the split last wave
+            whole = pairs // clusters
+            tail_waves = math.ceil((pairs - whole * clusters) * tail_split / clusters)
+            return (whole * (k_tiles * cost + UNIT_OVERHEAD[tile])
+                    + tail_waves * (math.ceil(k_tiles / tail_split) * cost
+                                    + UNIT_OVERHEAD[tile]
+                                    + (1 + tail_split) * PARTIAL_COST[tile]))
+        waves = math.ceil(pairs * split / clusters)
     else:
         waves = math.ceil(tiles_m * tiles_n * split / sms)
         if waves == 1:
@@ -147,7 +166,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     """Configurations worth trying for this shape, best modelled first: for each tile shape
     that fits in M x N, hgemm_v6 without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
     one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
-    hgemm_v7 likewise for the 128 x 256 tiles; hgemm_v8 with SPLIT_K 2 and 4 where its
+    hgemm_v7 likewise for the 128 x 256 tiles, and with TAIL_SPLIT 2, 3 and 4 where its
+    pairs leave a partial last wave; hgemm_v8 with SPLIT_K 2 and 4 where its
     slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave)."""
     k_tiles = math.ceil(K / BK)
     configs = []
@@ -158,6 +178,9 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         configs.append(_config(BM, BN, 1))
         if (BM, BN) == (128, 256):
             configs.append(_v7_config())
+            pairs, clusters = math.ceil(math.ceil(M / BM) / 2) * math.ceil(N / BN), sms // 2
+            if pairs % clusters and pairs // clusters <= TAIL_WHOLE_WAVES:
+                configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
         if tiles > sms:
             configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]
         for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
@@ -168,7 +191,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
                     if BN % (2 * SPLIT_K_STEP_N) == 0 and split <= k_tiles
                     and tiles * split <= sms]
-    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms), c.get("SPLIT_K", 1),
+    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
+                                          c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
                                           -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
                                           c["GROUP_M"] != GROUP_M))
 

@@ -270,6 +270,27 @@ def split_k_counters_shape(M, N, BM, BN) -> tuple[int]:
 SPLIT_K_STEP_N = 64     # accumulator columns a split-K fix-up adds per load (32 registers)
 
 
+def _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT) -> tuple[int, int, int, int]:
+    """hgemm_v7's work: (pairs of tiles, pairs that run whole, units per split pair, tiles
+    with a slot in W and C). SPLIT_K splits every pair; TAIL_SPLIT those past the last whole
+    wave of SMS // 2 clusters."""
+    pairs = math.ceil(math.ceil(M / BM) / 2) * math.ceil(N / BN)
+    if TAIL_SPLIT > 1:
+        whole = pairs // (SMS // 2) * (SMS // 2)
+        return pairs, whole, TAIL_SPLIT, 2 * (pairs - whole)
+    if SPLIT_K > 1:
+        return pairs, 0, SPLIT_K, math.ceil(M / BM) * math.ceil(N / BN)
+    return pairs, pairs, 1, 0
+
+
+def v7_split_buffers_shapes(M, N, BM=128, BN=256, SMS=132, SPLIT_K=1, TAIL_SPLIT=1):
+    """Shapes of hgemm_v7's fp32 workspace W (one BM x BN block per split unit of a tile with
+    a slot) and int32 counters C (one per such tile and consumer warpgroup; zero before the
+    first launch, and the kernel leaves them zero)."""
+    _, _, splits, slots = _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
+    return (slots * splits * BM, BN), (slots * (BM // 64),)
+
+
 def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
              EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, SPLIT_K=1):
     """Persistent: one CTA per SM walks the output tiles (grouped order, stride = CTAs); the
@@ -450,7 +471,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
 def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16, SMS=132,
              EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False,
-             SPLIT_K=1):
+             SPLIT_K=1, TAIL_SPLIT=1):
     """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
     that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
     B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
@@ -479,7 +500,13 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     SPLIT_K > 1 as in v6, per pair: a cluster's unit is (pair, split), both CTAs accumulating
     the same run of k-tiles (so the multicast still feeds both), each then fixing up its own
     tile (W and C as v6's, from split_k_workspace_shape / split_k_counters_shape); a tile past
-    M takes no part in the fix-up."""
+    M takes no part in the fix-up.
+
+    TAIL_SPLIT > 1 instead splits only the pairs past the last whole wave of clusters: the
+    first pairs // clusters waves run whole, as without split-K, and the partial wave's pairs
+    run as TAIL_SPLIT units each, fixed up as above. A shape with 1.2-2.5 waves of pairs then
+    ends after a fraction of a wave instead of a whole one. W and C hold only those tiles
+    (v7_split_buffers_shapes)."""
     _check("hgemm_v7", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
     if N % 8:
@@ -502,12 +529,22 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     if isinstance(SPLIT_K, bool) or not isinstance(SPLIT_K, int) or not 1 <= SPLIT_K <= k_tiles:
         raise ShapeError(f"hgemm_v7: SPLIT_K={SPLIT_K!r} must be an integer from 1 to the "
                          f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
-    if SPLIT_K > 1 and BN % SPLIT_K_STEP_N:
-        raise ShapeError(f"hgemm_v7: with SPLIT_K > 1, BN={BN} must be a multiple of "
+    for name, value in (("SPLIT_K", SPLIT_K), ("TAIL_SPLIT", TAIL_SPLIT)):
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= k_tiles:
+            raise ShapeError(f"hgemm_v7: {name}={value!r} must be an integer from 1 to the "
+                             f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
+    if SPLIT_K > 1 and TAIL_SPLIT > 1:
+        raise ShapeError("hgemm_v7: SPLIT_K splits every pair and TAIL_SPLIT only the last "
+                         "wave's; give one of them")
+    if max(SPLIT_K, TAIL_SPLIT) > 1 and BN % SPLIT_K_STEP_N:
+        raise ShapeError(f"hgemm_v7: with split-K, BN={BN} must be a multiple of "
                          f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")
     pairs_m = math.ceil(tiles_m / 2)
-    pairs = pairs_m * tiles_n
-    units = pairs * SPLIT_K
+    pairs, whole, splits, slots = _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
+    if TAIL_SPLIT > 1 and whole == pairs:
+        raise ShapeError(f"hgemm_v7: TAIL_SPLIT={TAIL_SPLIT}: the {pairs} pairs of tiles fill "
+                         f"whole waves of {SMS // 2} clusters, so no last wave is left to split")
+    units = whole + (pairs - whole) * splits
     clusters = min(SMS // 2, units)
     group_m = math.gcd(max(1, GROUP_M // 2), pairs_m)       # in pairs of tile rows
     HALF_N = BN // 2
@@ -518,9 +555,8 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
     stage_bytes = (BM + BN) * BK * 2                         # A + both halves of B
     handoff = "cluster" if CLUSTER_RELEASE else "cta"        # scope of the cross-CTA hand-off
-    split = SPLIT_K > 1
-    w_shape = split_k_workspace_shape(M, N, BM, BN, SPLIT_K)
-    c_shape = split_k_counters_shape(M, N, BM, BN)
+    split = splits > 1
+    w_shape, c_shape = v7_split_buffers_shapes(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
 
     @T.prim_func
     def hgemm_v7(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
@@ -535,6 +571,23 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         rank = T.cuda.cluster_ctarank()
         peer = rank ^ 1
         cluster = pid // 2
+
+        def unit(u):
+            # (pair, first k-tile, end k-tile, split index) of work unit u: the first `whole`
+            # units are whole pairs, each later pair is `splits` consecutive units
+            if TAIL_SPLIT > 1:
+                t: T.int32 = u
+                k_begin: T.int32 = 0
+                k_end: T.int32 = k_tiles
+                part_of: T.int32 = 0
+                if u >= whole:
+                    part_of = (u - whole) % splits
+                    t = whole + (u - whole) // splits
+                    k_begin = part_of * k_tiles // splits
+                    k_end = (part_of + 1) * k_tiles // splits
+                return t, k_begin, k_end, part_of
+            t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
+            return t, k_begin, k_end, u % SPLIT_K
 
         pool = T.SMEMPool()
         full = pool.alloc((STAGES,), "uint64", align=8)      # this CTA's stage has landed
@@ -561,7 +614,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                 if T.ptx.elect_sync():
                     it: T.int32 = 0
                     for u in T.serial(cluster, units, clusters):
-                        t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
+                        t, k_begin, k_end, _ = unit(u)
                         m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                         m0 = m_pair + rank * BM
                         nb = n0 + rank * HALF_N
@@ -592,7 +645,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
             it: T.int32 = 0
             for u in T.serial(cluster, units, clusters):
-                t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
+                t, k_begin, k_end, part_of = unit(u)
                 m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                 m0 = m_pair + rank * BM
                 Tx.wg.fill(acc, 0.0)
@@ -614,23 +667,27 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                 # Epilogue as in v6; a tile past M (the odd pair's second) stores nothing.
                 done: T.boolean = m0 < M
                 if split:
-                    if m0 < M:
-                        # Split-K fix-up as in v6, for this CTA's own tile.
-                        tile = m0 // BM * tiles_n + n0 // BN
-                        mine = (tile * SPLIT_K + u % SPLIT_K) * BM + row
+                    if m0 < M and t >= whole:
+                        # Split-K fix-up as in v6, for this CTA's own tile, in its slot of W
+                        # and C (every tile's with SPLIT_K, the last wave's with TAIL_SPLIT).
+                        if TAIL_SPLIT > 1:
+                            slot = (t - whole) * 2 + rank
+                        else:
+                            slot = m0 // BM * tiles_n + n0 // BN
+                        mine = (slot * splits + part_of) * BM + row
                         Tx.wg.copy(W[mine:mine + 64, :], acc)
                         T.cuda.bar_sync(wg, 128)     # every thread's partial is written
-                        counter = tile * consumers + wg - 1
+                        counter = slot * consumers + wg - 1
                         last: T.boolean = False
                         if warp == 0:
                             if lane == 0:
                                 last = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
-                                                      scope="gpu") == SPLIT_K - 1
+                                                      scope="gpu") == splits - 1
                         done = T.cuda.bar_or(wg, 128, last)
                         if done:
-                            first = tile * (SPLIT_K * BM) + row
+                            first = slot * (splits * BM) + row
                             Tx.wg.copy(acc, W[first:first + 64, :])
-                            for k in T.serial(1, SPLIT_K):
+                            for k in T.serial(1, splits):
                                 other = first + k * BM
                                 for c0 in T.unroll(0, BN, SPLIT_K_STEP_N):
                                     step = acc[:, c0:c0 + SPLIT_K_STEP_N]
