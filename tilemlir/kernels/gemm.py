@@ -97,6 +97,11 @@ V8_SPLITS = (2, 4)
 # within the model's error, and the fix-up's L2 traffic is not modelled.
 TAIL_SPLITS = (2, 3, 4)
 TAIL_WHOLE_WAVES = 2
+# A last-wave split's fix-up per partial tile: every SM of that wave writes and reads partial
+# tiles at once. Fitted to six mid-size shapes (results/2026-12-01-parity/tail-split.md): 20-34
+# k-tile steps for the fix-ups of TAIL_SPLIT 2-4, about six times PARTIAL_COST, so that only
+# long K gains (K = 2048 ran slower split, K = 4096 up to 15% faster).
+TAIL_PARTIAL_COST = 8.0
 KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
 
 
@@ -145,7 +150,7 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
             return (whole * (k_tiles * cost + UNIT_OVERHEAD[tile])
                     + tail_waves * (math.ceil(k_tiles / tail_split) * cost
                                     + UNIT_OVERHEAD[tile]
-                                    + (1 + tail_split) * PARTIAL_COST[tile]))
+                                    + (1 + tail_split) * TAIL_PARTIAL_COST))
         waves = math.ceil(pairs * split / clusters)
     else:
         waves = math.ceil(tiles_m * tiles_n * split / sms)
