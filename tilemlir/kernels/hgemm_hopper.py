@@ -499,8 +499,8 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
     SPLIT_K > 1 as in v6, per pair: a cluster's unit is (pair, split), both CTAs accumulating
     the same run of k-tiles (so the multicast still feeds both), each then fixing up its own
-    tile (W and C as v6's, from split_k_workspace_shape / split_k_counters_shape); a tile past
-    M takes no part in the fix-up.
+    tile (W and C of v6's shapes, from v7_split_buffers_shapes); a tile past M takes no part in
+    the fix-up.
 
     TAIL_SPLIT > 1 instead splits only the pairs past the last whole wave of clusters: the
     first pairs // clusters waves run whole, as without split-K, and the partial wave's pairs
@@ -526,9 +526,6 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     consumers = BM // 64
     CONSUMER_REGS = _consumer_regs("hgemm_v7", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
-    if isinstance(SPLIT_K, bool) or not isinstance(SPLIT_K, int) or not 1 <= SPLIT_K <= k_tiles:
-        raise ShapeError(f"hgemm_v7: SPLIT_K={SPLIT_K!r} must be an integer from 1 to the "
-                         f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
     for name, value in (("SPLIT_K", SPLIT_K), ("TAIL_SPLIT", TAIL_SPLIT)):
         if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= k_tiles:
             raise ShapeError(f"hgemm_v7: {name}={value!r} must be an integer from 1 to the "
