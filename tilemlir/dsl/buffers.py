@@ -10,6 +10,8 @@
 
 from __future__ import annotations
 
+import functools
+
 from mlir import ir
 
 from tilemlir.dsl.builder import current
@@ -31,11 +33,19 @@ def row_major(shape) -> TileLayout:
     return TileLayout(S[tuple(shape):tuple(reversed(strides))])
 
 
-def shaped(layout: TileLayout, shape) -> TileLayout:
+# Layouts are immutable and every build of a kernel slices the same tiles the same way, so the
+# layout arithmetic of a window is cached (it was a third of a build's time).
+@functools.lru_cache(maxsize=4096)
+def shaped(layout: TileLayout, shape: tuple[int, ...]) -> TileLayout:
     """The same layout with its iterators split along the dims of `shape` (readable, and what
     structural comparisons with layout constructors expect)."""
     groups = layout.canonicalize().group(tuple(shape))
     return layout.replace(shard=tuple(it for g in groups for it in g))
+
+
+@functools.lru_cache(maxsize=4096)
+def _sliced(layout: TileLayout, shape: tuple[int, ...], region: tuple) -> TileLayout:
+    return layout.slice(shape, region)
 
 
 class TileBuffer:
@@ -114,7 +124,7 @@ class TileBuffer:
         if all(keep) and region == [(0, n) for n in self.shape]:
             return self                                   # A[:, :] is A itself
         try:
-            layout = self.layout.slice(self.shape, region)
+            layout = _sliced(self.layout, self.shape, tuple(region))
         except LayoutError as err:
             raise KernelError(f"cannot slice {self!r} at {region}: {err}") from None
         for dim, s in enumerate(starts):
