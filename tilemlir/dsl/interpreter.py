@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import contextlib
 import functools
 import inspect
 import operator
@@ -235,19 +234,18 @@ class Interpreter:
     def _fail(self, node, message: str):
         raise _Located(f"{self.filename}:{self._line(node)}: {message}")
 
-    def _at(self, node, thunk):
-        """Runs thunk with `node`'s location; errors come out naming the line."""
-        with self.builder.at(self._line(node), getattr(node, "col_offset", 0)) \
-                if self.builder else contextlib.nullcontext():
+    def _exec_located(self, stmt) -> None:
+        """Interprets `stmt` at its location; errors come out naming the line."""
+        with self.builder.at(self._line(stmt), stmt.col_offset):
             try:
-                return thunk()
+                self.exec_stmt(stmt)
             except (_Located, _Return):
                 raise
             except (KernelError, LayoutError, TypeError, ValueError, AttributeError, IndexError,
                     KeyError, NameError, ZeroDivisionError) as err:
                 message = str(err) if isinstance(err, (KernelError, LayoutError)) else \
                     f"{type(err).__name__}: {err}"
-                raise _Located(f"{self.filename}:{self._line(node)}: {message}") from None
+                raise _Located(f"{self.filename}:{self._line(stmt)}: {message}") from None
 
     # ------------------------------------------------------------------ scopes
     def lookup(self, name: str, node=None):
@@ -282,7 +280,7 @@ class Interpreter:
     # ------------------------------------------------------------------ statements
     def exec_block(self, stmts) -> None:
         for stmt in stmts:
-            self._at(stmt, lambda s=stmt: self.exec_stmt(s))
+            self._exec_located(stmt)
 
     def exec_stmt(self, node) -> None:
         if isinstance(node, ast.Expr):
@@ -416,10 +414,10 @@ class Interpreter:
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node):
-        method = getattr(self, f"_eval_{type(node).__name__}", None)
+        method = _EVALUATORS.get(type(node))
         if method is None:
             raise KernelError(f"{type(node).__name__} expressions are not supported in a kernel")
-        return method(node)
+        return method(self, node)
 
     def _eval_Constant(self, node):
         return node.value
@@ -541,3 +539,8 @@ class Interpreter:
         finally:
             self.scopes.pop()
         return out
+
+
+# Interpreter._eval_<Node> per syntax node class, looked up once rather than by name per node.
+_EVALUATORS = {getattr(ast, name.removeprefix("_eval_")): method
+               for name, method in vars(Interpreter).items() if name.startswith("_eval_")}
