@@ -54,17 +54,14 @@ class Scalar:
     that `A[m:m + 128]` or `B[i * 64:(i + 1) * 64]` have a static extent.
     """
 
-    __slots__ = ("value", "affine")
+    __slots__ = ("value", "type", "affine")
 
     def __init__(self, value: ir.Value, affine=None):
         self.value = value
-        if affine is None and _is_int(value.type):
+        self.type: ir.Type = value.type     # read once: each Value.type makes a new Type object
+        if affine is None and _is_int(self.type):
             affine = ((value, 1),), 0
         self.affine = affine
-
-    @property
-    def type(self) -> ir.Type:
-        return self.value.type
 
     def __repr__(self) -> str:
         return f"Scalar({self.type})"
