@@ -133,9 +133,11 @@ class Scalar:
 def constant(value, type_: ir.Type) -> Scalar:
     if isinstance(value, bool):
         value = int(value)
-    if _is_int(type_) and not float(value).is_integer():
+    if not _is_int(type_):
+        return Scalar(emit.const(value, type_))
+    if not float(value).is_integer():
         raise KernelError(f"{value!r} is not an integer of type {type_}")
-    return Scalar(emit.const(value, type_), ((), int(value)) if _is_int(type_) else None)
+    return Scalar(emit.const(value, type_), ((), int(value)))
 
 
 def _affine_of(op: str, a: Scalar, b: Scalar):
