@@ -137,6 +137,11 @@ def _syntax_tree(code) -> tuple[ast.Module, str]:
     return ast.parse(source), inspect.getsourcefile(code) or "<kernel>"
 
 
+def _scf_yield(values: list[ir.Value]) -> None:
+    # Operation.create: the generated scf.yield builder takes twice as long.
+    ir.Operation.create("scf.yield", operands=values)
+
+
 # The parameter space every chip and PTX version accepts (later PTX on sm_70+ allows 32 KB); a
 # parameter (a pointer or a scalar, aligned) takes at most 8 bytes.
 MAX_PARAM_BYTES = 4096
@@ -375,7 +380,7 @@ class Interpreter:
                 yields = [self._like(self.scopes[-1][n], init) for n, init in zip(carried, inits)]
             finally:
                 self.scopes.pop()
-            scf.yield_(yields)
+            _scf_yield(yields)
         for name, result in zip(carried, loop.results):
             self.assign_name(name, Scalar(result))
 
@@ -395,8 +400,12 @@ class Interpreter:
         carried = self._carried(node.body + node.orelse)
         inits = [self.lookup(n) for n in carried]
         has_else = bool(carried or node.orelse)
-        branch = scf.IfOp(cond.value, [v.type for v in inits], has_else=has_else)
-        arms = [(branch.then_block, node.body)] + ([(branch.else_block, node.orelse)] if has_else else [])
+        # Operation.create: scf.IfOp's builder takes twice as long, and kernels branch a lot.
+        branch = ir.Operation.create("scf.if", results=[v.type for v in inits],
+                                     operands=[cond.value], regions=2)
+        arms = [(branch.regions[0].blocks.append(), node.body)]
+        if has_else:
+            arms.append((branch.regions[1].blocks.append(), node.orelse))
         for block, stmts in arms:
             with ir.InsertionPoint(block):
                 scope = _Scope(True)
@@ -408,7 +417,7 @@ class Interpreter:
                     yields = [self._like(self.scopes[-1][n], i) for n, i in zip(carried, inits)]
                 finally:
                     self.scopes.pop()
-                scf.yield_(yields)
+                _scf_yield(yields)
         for name, result in zip(carried, branch.results):
             self.assign_name(name, Scalar(result))
 
