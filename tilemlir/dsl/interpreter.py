@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import contextlib
 import functools
 import inspect
 import operator
@@ -138,6 +137,11 @@ def _syntax_tree(code) -> tuple[ast.Module, str]:
     return ast.parse(source), inspect.getsourcefile(code) or "<kernel>"
 
 
+def _scf_yield(values: list[ir.Value]) -> None:
+    # Operation.create: the generated scf.yield builder takes twice as long.
+    ir.Operation.create("scf.yield", operands=values)
+
+
 # The parameter space every chip and PTX version accepts (later PTX on sm_70+ allows 32 KB); a
 # parameter (a pointer or a scalar, aligned) takes at most 8 bytes.
 MAX_PARAM_BYTES = 4096
@@ -235,19 +239,18 @@ class Interpreter:
     def _fail(self, node, message: str):
         raise _Located(f"{self.filename}:{self._line(node)}: {message}")
 
-    def _at(self, node, thunk):
-        """Runs thunk with `node`'s location; errors come out naming the line."""
-        with self.builder.at(self._line(node), getattr(node, "col_offset", 0)) \
-                if self.builder else contextlib.nullcontext():
+    def _exec_located(self, stmt) -> None:
+        """Interprets `stmt` at its location; errors come out naming the line."""
+        with self.builder.at(self._line(stmt), stmt.col_offset):
             try:
-                return thunk()
+                self.exec_stmt(stmt)
             except (_Located, _Return):
                 raise
             except (KernelError, LayoutError, TypeError, ValueError, AttributeError, IndexError,
                     KeyError, NameError, ZeroDivisionError) as err:
                 message = str(err) if isinstance(err, (KernelError, LayoutError)) else \
                     f"{type(err).__name__}: {err}"
-                raise _Located(f"{self.filename}:{self._line(node)}: {message}") from None
+                raise _Located(f"{self.filename}:{self._line(stmt)}: {message}") from None
 
     # ------------------------------------------------------------------ scopes
     def lookup(self, name: str, node=None):
@@ -282,7 +285,7 @@ class Interpreter:
     # ------------------------------------------------------------------ statements
     def exec_block(self, stmts) -> None:
         for stmt in stmts:
-            self._at(stmt, lambda s=stmt: self.exec_stmt(s))
+            self._exec_located(stmt)
 
     def exec_stmt(self, node) -> None:
         if isinstance(node, ast.Expr):
@@ -377,7 +380,7 @@ class Interpreter:
                 yields = [self._like(self.scopes[-1][n], init) for n, init in zip(carried, inits)]
             finally:
                 self.scopes.pop()
-            scf.yield_(yields)
+            _scf_yield(yields)
         for name, result in zip(carried, loop.results):
             self.assign_name(name, Scalar(result))
 
@@ -397,8 +400,12 @@ class Interpreter:
         carried = self._carried(node.body + node.orelse)
         inits = [self.lookup(n) for n in carried]
         has_else = bool(carried or node.orelse)
-        branch = scf.IfOp(cond.value, [v.type for v in inits], has_else=has_else)
-        arms = [(branch.then_block, node.body)] + ([(branch.else_block, node.orelse)] if has_else else [])
+        # Operation.create: scf.IfOp's builder takes twice as long, and kernels branch a lot.
+        branch = ir.Operation.create("scf.if", results=[v.type for v in inits],
+                                     operands=[cond.value], regions=2)
+        arms = [(branch.regions[0].blocks.append(), node.body)]
+        if has_else:
+            arms.append((branch.regions[1].blocks.append(), node.orelse))
         for block, stmts in arms:
             with ir.InsertionPoint(block):
                 scope = _Scope(True)
@@ -410,16 +417,16 @@ class Interpreter:
                     yields = [self._like(self.scopes[-1][n], i) for n, i in zip(carried, inits)]
                 finally:
                     self.scopes.pop()
-                scf.yield_(yields)
+                _scf_yield(yields)
         for name, result in zip(carried, branch.results):
             self.assign_name(name, Scalar(result))
 
     # ------------------------------------------------------------------ expressions
     def eval(self, node):
-        method = getattr(self, f"_eval_{type(node).__name__}", None)
+        method = _EVALUATORS.get(type(node))
         if method is None:
             raise KernelError(f"{type(node).__name__} expressions are not supported in a kernel")
-        return method(node)
+        return method(self, node)
 
     def _eval_Constant(self, node):
         return node.value
@@ -541,3 +548,8 @@ class Interpreter:
         finally:
             self.scopes.pop()
         return out
+
+
+# Interpreter._eval_<Node> per syntax node class, looked up once rather than by name per node.
+_EVALUATORS = {getattr(ast, name.removeprefix("_eval_")): method
+               for name, method in vars(Interpreter).items() if name.startswith("_eval_")}

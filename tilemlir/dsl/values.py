@@ -54,17 +54,14 @@ class Scalar:
     that `A[m:m + 128]` or `B[i * 64:(i + 1) * 64]` have a static extent.
     """
 
-    __slots__ = ("value", "affine")
+    __slots__ = ("value", "type", "affine")
 
     def __init__(self, value: ir.Value, affine=None):
         self.value = value
-        if affine is None and _is_int(value.type):
+        self.type: ir.Type = value.type     # read once: each Value.type makes a new Type object
+        if affine is None and _is_int(self.type):
             affine = ((value, 1),), 0
         self.affine = affine
-
-    @property
-    def type(self) -> ir.Type:
-        return self.value.type
 
     def __repr__(self) -> str:
         return f"Scalar({self.type})"
@@ -77,39 +74,41 @@ class Scalar:
         raise KernelError("a device value cannot be used where Python needs a static integer")
 
     # -- arithmetic
-    def _binary(self, other, int_op, float_op, reverse=False):
+    def _binary(self, other, int_op: str, float_op: str | None, reverse=False):
+        """arith.`int_op` or arith.`float_op` of both operands, in their common type."""
         a, b = coerce(self, other)
         if reverse:
             a, b = b, a
         if _is_int(a.type):
-            return Scalar(int_op(a.value, b.value), _affine_of(int_op, a, b))
+            return Scalar(emit.generic(f"arith.{int_op}", [a.value, b.value], a.type),
+                          _affine_of(int_op, a, b))
         if float_op is None:
             raise KernelError(f"operator not defined for {a.type}")
-        return Scalar(float_op(a.value, b.value))
+        return Scalar(emit.generic(f"arith.{float_op}", [a.value, b.value], a.type))
 
     def _identity(self, other, neutral) -> bool:
         """x + 0, x - 0, x * 1 ... are x itself (keeps the IR short)."""
         return isinstance(other, int) and not isinstance(other, bool) and other == neutral
 
-    def __add__(self, o): return self if self._identity(o, 0) else self._binary(o, arith.addi, arith.addf)
-    def __radd__(self, o): return self if self._identity(o, 0) else self._binary(o, arith.addi, arith.addf, True)
-    def __sub__(self, o): return self if self._identity(o, 0) else self._binary(o, arith.subi, arith.subf)
-    def __rsub__(self, o): return self._binary(o, arith.subi, arith.subf, True)
-    def __mul__(self, o): return self if self._identity(o, 1) else self._binary(o, arith.muli, arith.mulf)
-    def __rmul__(self, o): return self if self._identity(o, 1) else self._binary(o, arith.muli, arith.mulf, True)
-    def __floordiv__(self, o): return self._binary(o, arith.divui, None)
-    def __rfloordiv__(self, o): return self._binary(o, arith.divui, None, True)
-    def __truediv__(self, o): return self._binary(o, arith.divui, arith.divf)
-    def __mod__(self, o): return self._binary(o, arith.remui, arith.remf)
-    def __rmod__(self, o): return self._binary(o, arith.remui, arith.remf, True)
-    def __xor__(self, o): return self._binary(o, arith.xori, None)
-    def __rxor__(self, o): return self._binary(o, arith.xori, None, True)
-    def __and__(self, o): return self._binary(o, arith.andi, None)
-    def __rand__(self, o): return self._binary(o, arith.andi, None, True)
-    def __or__(self, o): return self._binary(o, arith.ori, None)
-    def __ror__(self, o): return self._binary(o, arith.ori, None, True)
-    def __lshift__(self, o): return self._binary(o, arith.shli, None)
-    def __rshift__(self, o): return self._binary(o, arith.shrui, None)
+    def __add__(self, o): return self if self._identity(o, 0) else self._binary(o, "addi", "addf")
+    def __radd__(self, o): return self if self._identity(o, 0) else self._binary(o, "addi", "addf", True)
+    def __sub__(self, o): return self if self._identity(o, 0) else self._binary(o, "subi", "subf")
+    def __rsub__(self, o): return self._binary(o, "subi", "subf", True)
+    def __mul__(self, o): return self if self._identity(o, 1) else self._binary(o, "muli", "mulf")
+    def __rmul__(self, o): return self if self._identity(o, 1) else self._binary(o, "muli", "mulf", True)
+    def __floordiv__(self, o): return self._binary(o, "divui", None)
+    def __rfloordiv__(self, o): return self._binary(o, "divui", None, True)
+    def __truediv__(self, o): return self._binary(o, "divui", "divf")
+    def __mod__(self, o): return self._binary(o, "remui", "remf")
+    def __rmod__(self, o): return self._binary(o, "remui", "remf", True)
+    def __xor__(self, o): return self._binary(o, "xori", None)
+    def __rxor__(self, o): return self._binary(o, "xori", None, True)
+    def __and__(self, o): return self._binary(o, "andi", None)
+    def __rand__(self, o): return self._binary(o, "andi", None, True)
+    def __or__(self, o): return self._binary(o, "ori", None)
+    def __ror__(self, o): return self._binary(o, "ori", None, True)
+    def __lshift__(self, o): return self._binary(o, "shli", None)
+    def __rshift__(self, o): return self._binary(o, "shrui", None)
 
     def __neg__(self):
         return Scalar(emit.const(0, self.type)) - self
@@ -117,9 +116,9 @@ class Scalar:
     # -- comparisons (unsigned for integers: thread ids and offsets are never negative)
     def _compare(self, other, ipred, fpred):
         a, b = coerce(self, other)
-        if _is_int(a.type):
-            return Scalar(arith.cmpi(ipred, a.value, b.value))
-        return Scalar(arith.cmpf(fpred, a.value, b.value))
+        name, predicate = ("arith.cmpi", ipred) if _is_int(a.type) else ("arith.cmpf", fpred)
+        return Scalar(emit.generic(name, [a.value, b.value], emit.i1(),
+                                   {"predicate": ir.IntegerAttr.get(emit.i64(), int(predicate))}))
 
     def __eq__(self, o): return self._compare(o, arith.CmpIPredicate.eq, arith.CmpFPredicate.OEQ)
     def __ne__(self, o): return self._compare(o, arith.CmpIPredicate.ne, arith.CmpFPredicate.UNE)
@@ -134,23 +133,26 @@ class Scalar:
 def constant(value, type_: ir.Type) -> Scalar:
     if isinstance(value, bool):
         value = int(value)
-    if _is_int(type_) and not float(value).is_integer():
+    if not _is_int(type_):
+        return Scalar(emit.const(value, type_))
+    if not float(value).is_integer():
         raise KernelError(f"{value!r} is not an integer of type {type_}")
-    return Scalar(emit.const(value, type_), ((), int(value)) if _is_int(type_) else None)
+    return Scalar(emit.const(value, type_), ((), int(value)))
 
 
-def _affine_of(op, a: Scalar, b: Scalar):
-    """The affine form of a + b, a - b or a * constant; None when not affine."""
+def _affine_of(op: str, a: Scalar, b: Scalar):
+    """The affine form of a + b, a - b or a * constant (op "addi", "subi", "muli"); None when
+    not affine."""
     if a.affine is None or b.affine is None:
         return None
     (ta, ca), (tb, cb) = a.affine, b.affine
-    if op is arith.addi or op is arith.subi:
-        sign = 1 if op is arith.addi else -1
+    if op in ("addi", "subi"):
+        sign = 1 if op == "addi" else -1
         terms = dict(ta)
         for v, k in tb:
             terms[v] = terms.get(v, 0) + sign * k
         return tuple((v, k) for v, k in terms.items() if k), ca + sign * cb
-    if op is arith.muli and (not ta or not tb):
+    if op == "muli" and (not ta or not tb):
         (terms, c), k = (b.affine, ca) if not ta else (a.affine, cb)
         return tuple((v, x * k) for v, x in terms if x * k), c * k
     return None

@@ -41,15 +41,24 @@ def struct(types) -> ir.Type:
     return ir.Type.parse("!llvm.struct<(" + ", ".join(str(t) for t in types) + ")>")
 
 
+# ---------------------------------------------------------------------------- ops
+def generic(name: str, operands: list, result: ir.Type, attributes: dict | None = None) -> ir.Value:
+    """The result of a new `name` op with one result of type `result`. For the ops a kernel
+    build makes by the hundred: the dialects' generated builders take 2-3 times as long
+    (arith.constant infers its result type through the op's interface)."""
+    return ir.Operation.create(name, results=[result], operands=operands,
+                               attributes=attributes).result
+
+
 # ---------------------------------------------------------------------------- constants
 def const(value, type_: ir.Type) -> ir.Value:
-    if isinstance(type_, ir.FloatType):
-        return arith.constant(type_, ir.FloatAttr.get(type_, float(value)))
-    return arith.constant(type_, ir.IntegerAttr.get(type_, int(value)))
+    attr = ir.FloatAttr.get(type_, float(value)) if isinstance(type_, ir.FloatType) else \
+        ir.IntegerAttr.get(type_, int(value))
+    return generic("arith.constant", [], type_, {"value": attr})
 
 
 def const_index(value: int) -> ir.Value:
-    return arith.constant(index(), ir.IntegerAttr.get(index(), int(value)))
+    return const(value, index())
 
 
 def const_i32(value: int) -> ir.Value:

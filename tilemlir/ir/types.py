@@ -47,12 +47,19 @@ class BufferType:
 
     def mlir_type(self) -> ir.Type:
         """`!tile.buf<...>` in the current Context."""
-        if self.scope not in SCOPES:
-            raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {self.scope!r}")
-        dims = ", ".join(str(d) for d in self.shape)
-        shape_text = f"array<i64: {dims}>" if dims else "array<i64>"
-        return ir.Type.parse(f'!tile.buf<{shape_text}, {self.elem}, "{self.scope}", '
-                             f'{to_attr_text(self.layout)}>')
+        return _buffer_mlir_type(self, ir.Context.current)
+
+
+@functools.lru_cache(maxsize=4096)
+def _buffer_mlir_type(buffer: BufferType, context: ir.Context) -> ir.Type:
+    # Cached per Context (which the cached type keeps alive): printing the layout and parsing
+    # the type cost more than the op that uses it, and a build makes the same few types often.
+    if buffer.scope not in SCOPES:
+        raise ValueError(f"scope must be one of {', '.join(SCOPES)}, got {buffer.scope!r}")
+    dims = ", ".join(str(d) for d in buffer.shape)
+    shape_text = f"array<i64: {dims}>" if dims else "array<i64>"
+    return ir.Type.parse(f'!tile.buf<{shape_text}, {buffer.elem}, "{buffer.scope}", '
+                         f'{to_attr_text(buffer.layout)}>', context=context)
 
 
 def element_bits(t: ir.Type) -> int:
