@@ -15,10 +15,11 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
 from tilemlir.kernels.hgemm_hopper import (hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,  # noqa: E402
-                                           hgemm_v8)
+                                           hgemm_v8, hgemm_v9)
 from tilemlir.testing import do_bench  # noqa: E402
 
 CASES = [(hgemm_v7, (384, 768, 320), {}), (hgemm_v7, (1000, 1000, 512), {}),
+         (hgemm_v9, (384, 768, 320), {}), (hgemm_v9, (4096, 4096, 4096), {}),
          (hgemm_v6, (128, 256, 64), {}), (hgemm_v6, (1000, 1000, 1000), {}),
          (hgemm_v5, (1024, 1024, 1024), {}), (hgemm_v4, (1024, 1024, 1024), {})]
 SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
@@ -32,7 +33,9 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v7, (384, 768, 320), dict(SMS=8, TAIL_SPLIT=2)),    # last wave split, odd pair
          (hgemm_v8, (200, 296, 512), dict(SPLIT_K=4)),  # two clusters a tile, a half past N
          (hgemm_v8, (200, 296, 512), dict(SPLIT_K=2)),  # one cluster a tile
-         (hgemm_v8, (136, 200, 200), dict(BM=64, BN=128, SPLIT_K=4))]   # ragged K
+         (hgemm_v8, (136, 200, 200), dict(BM=64, BN=128, SPLIT_K=4)),   # ragged K
+         (hgemm_v9, (320, 768, 320), dict(SMS=4)),      # turns: 5 and 4 pairs, a tile past M
+         (hgemm_v9, (200, 136, 200), dict(BN=128, SMS=2))]             # ragged, 4 pairs
 
 
 def main() -> None:

@@ -9,7 +9,7 @@ import pytest
 
 import tilemlir
 from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,
-                                           hgemm_v8)
+                                           hgemm_v8, hgemm_v9)
 
 
 @pytest.mark.parametrize("factory, args, kwargs, message", [
@@ -37,6 +37,10 @@ from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm
     (hgemm_v8, (1000, 1000, 8192), dict(BN=192, STAGES=4),
      "BN=192 must be a multiple of 128 (each CTA of the pair reduces and stores half"),
     (hgemm_v8, (1000, 1000, 8192), dict(STAGES=5), "5 stages of 49152 bytes exceed"),
+    (hgemm_v9, (1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
+    (hgemm_v9, (256, 248, 64), dict(BN=248), "BN=248 must be a multiple of 16"),
+    (hgemm_v9, (128, 256, 64), dict(EPI_N=128), "5 stages and two 64x128 staging buffers exceed"),
+    (hgemm_v9, (256, 256, 64), dict(SMS=1), "SMS=1 leaves no room for one cluster of 2 CTAs"),
 ])
 def test_refused_with_the_reason(factory, args, kwargs, message):
     with pytest.raises(ShapeError, match=message.replace("(", r"\(").replace("+", r"\+")):
@@ -156,6 +160,7 @@ def test_v8_launches_pairs_and_takes_its_workspace(split, params, grid):
     (hgemm_v6, dict(BM=128, BN=64, STAGES=8, EPI_N=64)),
     (hgemm_v7, dict(BM=64, BN=128, STAGES=8)),
     (hgemm_v8, dict(BM=64, BN=128, STAGES=8, SPLIT_K=4)),
+    (hgemm_v9, {}),
 ])
 def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
     """Kernels that need few registers: without .maxnreg ptxas could not tell the register
@@ -176,3 +181,27 @@ def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
                               str(path.with_suffix(".cubin"))], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "C7508" not in run.stderr and "C7520" not in run.stderr, run.stderr
+
+
+@pytest.mark.parametrize("shape, config, grid", [
+    ((4096, 4096, 4096), {}, 132),                   # 32 x 16 pairs of 64-row tiles
+    ((384, 768, 320), {}, 18),                       # 6 tile rows of 64: 3 pair rows x 3
+    ((1024, 1024, 1000), dict(SMS=6), 6),
+])
+def test_v9_consumers_take_turns(shape, config, grid):
+    """v9: clusters of 2 as v7, each stage read by one consumer per CTA (empty counts 2); the
+    consumers' main loops alternate through named barriers 3 and 4 (256 threads: both
+    consumers), consumer 2 giving consumer 1 the first turn."""
+    kernel = tilemlir.compile(hgemm_v9(*shape, **config), target="sm_90a", cache=False)
+    assert kernel.signature.cluster == (2, 1, 1) and kernel.signature.grid == (grid, 1, 1)
+    ptx = kernel.ptx
+    values = _register_values(ptx)
+    counts = [values.get(r, r) for r in
+              re.findall(r"mbarrier\.init\.shared\.b64\s+\[[^]]+\], (%r\d+|\d+);", ptx)]
+    assert sorted(set(int(c) for c in counts)) == [1, 2]
+    # take a turn and absorb the last one; give the first turn and pass each
+    assert len(re.findall(r"bar\.sync\s+(%r\d+|\d+), 256;", ptx)) == 2
+    arrives = re.findall(r"bar\.arrive\s+\S+, (%r\d+|\d+);", ptx)
+    assert len(arrives) == 2 and {int(values.get(a, a)) for a in arrives} == {256}
+    assert ptx.count(".multicast::cluster [") >= 1
+    assert "mbarrier.arrive.shared::cluster.b64 _," in ptx         # on the peer's barrier

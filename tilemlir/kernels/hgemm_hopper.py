@@ -919,3 +919,168 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
 
     return hgemm_v8
+
+
+def hgemm_v9(M, N, K, dtype="float16", BN=256, BK=64, STAGES=5, GROUP_M=16, SMS=132, EPI_N=64,
+             PRODUCER_REGS=40, CONSUMER_REGS=None):
+    """Ping-pong consumers: v7's clusters of 2 with B multicast, but each consumer warpgroup
+    owns whole 64 x BN tiles and the two take this CTA's tiles in turns, so that one's epilogue
+    (cast, stmatrix, TMA store) runs while the other's main loop keeps the tensor cores busy.
+    In v7 both warpgroups share one 128-row tile and stop the tensor cores together for its
+    epilogue (about 4% of the consumers' time at 4096^3, results/2026-12-01-parity/). The
+    price: a k-tile stage feeds half the MMAs (64 x BN instead of 128 x BN per CTA), so A and B
+    move 1.5x the bytes from L2 per FLOP.
+
+    A cluster walks pairs of tiles (rows m0 and m0 + 64 sharing n0) as v7 does; its i-th pair
+    goes to consumer warpgroup 1 + i % 2 of both CTAs, and the ring holds the k-tiles of the
+    pairs in that order (pair i's k-tile kt at position i * k-tiles + kt). The turns are
+    named-barrier hand-offs around each main loop (barriers 3 and 4): a consumer waits for the
+    other to have waited on every stage of the previous pair before it waits on its own, so no
+    consumer waits on a stage more than one ring lap ahead (an mbarrier parity wait two laps
+    ahead would pass on the old phase). A stage is free when the two consumers that read it,
+    one per CTA, arrived on it. Not yet run on a GPU: written without device time on
+    2026-12-01; test_hgemm_hopper_gpu.py checks it where an sm_90a GPU is present."""
+    BM = 64                                                  # a consumer's tile rows
+    _check("hgemm_v9", 2 * BM * math.ceil(M / (2 * BM)), BN * math.ceil(N / BN), K, dtype, BM,
+           BN, BK, STAGES)
+    if N % 8:
+        raise ShapeError(f"hgemm_v9: N={N} must be a multiple of 8 (TMA needs 16-byte row "
+                         f"strides for 16-bit elements)")
+    if BN % 16:
+        raise ShapeError(f"hgemm_v9: BN={BN} must be a multiple of 16 (each CTA of the pair "
+                         f"loads BN / 2 rows of B, whose boxes start on 1024-byte swizzle "
+                         f"repeats)")
+    if BN % EPI_N or EPI_N % 64:
+        raise ShapeError(f"hgemm_v9: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    if 1024 + STAGES * (BM + BN) * BK * 2 + 2 * BM * EPI_N * 2 > 227 * 1024:
+        raise ShapeError(f"hgemm_v9: {STAGES} stages and two {BM}x{EPI_N} staging buffers "
+                         f"exceed the 227 KiB of shared memory a Hopper CTA can have")
+    if SMS < 2:
+        raise ShapeError(f"hgemm_v9: SMS={SMS} leaves no room for one cluster of 2 CTAs")
+    CONSUMER_REGS = _consumer_regs("hgemm_v9", 2, PRODUCER_REGS, CONSUMER_REGS)
+    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    pairs_m = math.ceil(tiles_m / 2)
+    pairs = pairs_m * tiles_n
+    clusters = min(SMS // 2, pairs)
+    group_m = math.gcd(max(1, GROUP_M // 2), pairs_m)       # in pairs of tile rows
+    HALF_N = BN // 2
+    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
+    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
+    c_layout = T.mma_shared_layout(dtype, "128B", (2 * BM, EPI_N))
+    acc_layout = wgmma_accumulator_layout(64, BN)
+    stage_bytes = (BM + BN) * BK * 2                         # A + both halves of B
+
+    @T.prim_func
+    def hgemm_v9(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                 D: T.Buffer((M, N), dtype)):
+        pid = T.cta_id([2 * clusters])
+        T.cluster_shape([2, 1, 1])
+        wg = T.warpgroup_id([3])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+        rank = T.cuda.cluster_ctarank()
+        peer = rank ^ 1
+        cluster = pid // 2
+        mine = (pairs - cluster + clusters - 1) // clusters   # pairs this cluster walks
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)      # this CTA's stage has landed
+        empty = pool.alloc((STAGES,), "uint64", align=8)     # both CTAs' readers are done
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
+        Cs = pool.alloc((2 * BM, EPI_N), dtype, layout=c_layout)
+        pool.commit()
+
+        if wg == 0:
+            if warp == 0:
+                if lane == 0:
+                    for s in T.unroll(STAGES):
+                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+                        T.ptx.mbarrier.init(empty.ptr_to([s]), 2)
+        T.ptx.fence.mbarrier_init()
+        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+
+        if wg == 0:
+            # --- producer: as v7's, 64 rows of A per CTA ---
+            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
+            if warp == 0:
+                if T.ptx.elect_sync():
+                    it: T.int32 = 0
+                    for u in T.serial(cluster, pairs, clusters):
+                        m_pair, n0 = _tile_origin(u, pairs_m, tiles_n, group_m, 2 * BM, BN)
+                        m0 = m_pair + rank * BM
+                        nb = n0 + rank * HALF_N
+                        for kt in T.serial(k_tiles):
+                            s = it % STAGES
+                            T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
+                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+                            Tx.copy_async(As[s * BM:s * BM + BM, :],
+                                          A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                            Tx.copy_async(Bs[s * BN + rank * HALF_N:
+                                             s * BN + rank * HALF_N + HALF_N, :],
+                                          B[nb:nb + HALF_N, kt * BK:kt * BK + BK],
+                                          full.ptr_to([s]), multicast=0b11)
+                            it += 1
+        else:
+            # --- consumers: every other pair each, main loops in turns ---
+            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+            me = wg - 1
+            row = me * BM                                    # this consumer's rows of Cs
+            acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
+            out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+
+            def release(s):
+                T.ptx.mbarrier.arrive(empty.ptr_to([s]))
+                T.ptx.mbarrier.arrive(T.cuda.mapa(empty.ptr_to([s]), peer))
+
+            if wg == 2:
+                T.cuda.bar_arrive(3, 256)                    # consumer 1 takes the first turn
+            for i in T.serial(me, mine, 2):
+                u = cluster + i * clusters
+                m_pair, n0 = _tile_origin(u, pairs_m, tiles_n, group_m, 2 * BM, BN)
+                m0 = m_pair + rank * BM
+                first = i * k_tiles                          # ring position of k-tile 0
+                Tx.wg.fill(acc, 0.0)
+                T.cuda.bar_sync(2 + wg, 256)                 # my turn: the other has waited
+                for kt in T.serial(k_tiles):
+                    s = (first + kt) % STAGES
+                    T.ptx.mbarrier.try_wait(full.ptr_to([s]), (first + kt) // STAGES % 2)
+                    Tx.wg.gemm_async(acc, As[s * BM:s * BM + BM, :], Bs[s * BN:s * BN + BN, :],
+                                     accum=True)
+                    T.ptx.wgmma.wait_group(1)
+                    if kt > 0:
+                        if warp == 0:
+                            if lane == 0:
+                                release((first + kt + STAGES - 1) % STAGES)
+                T.cuda.bar_arrive(5 - wg, 256)               # the other's turn
+                T.ptx.wgmma.wait_group(0)
+                if warp == 0:
+                    if lane == 0:
+                        release((first + k_tiles + STAGES - 1) % STAGES)
+                if m0 < M:                                   # the odd pair's second: nothing
+                    Tx.wg.cast(out, acc)
+                    for c0 in T.unroll(0, BN, EPI_N):
+                        if warp == 0:
+                            if lane == 0:
+                                T.ptx.bulk.wait_group(0)
+                        T.cuda.bar_sync(wg, 128)
+                        Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
+                        T.ptx.fence.proxy_async("shared::cta")
+                        T.cuda.bar_sync(wg, 128)
+                        if warp == 0:
+                            if lane == 0:
+                                Tx.copy_async(D[m0:m0 + 64, n0 + c0:n0 + c0 + EPI_N],
+                                              Cs[row:row + 64, :])
+                                T.ptx.bulk.commit_group()
+            # The turn passed after the cluster's last pair has no taker: the consumer that
+            # did not take that pair absorbs it (consumer 1 when `mine` is even).
+            if wg == 2 - mine % 2:
+                T.cuda.bar_sync(2 + wg, 256)
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.bulk.wait_group(0)
+
+        T.cuda.cluster_sync()           # no CTA exits while its peer may still signal or write it
+
+    return hgemm_v9
