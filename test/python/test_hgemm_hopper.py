@@ -9,7 +9,7 @@ import pytest
 
 import tilemlir
 from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,
-                                           hgemm_v8, hgemm_v9)
+                                           hgemm_v8, hgemm_v9, turn_absorber)
 
 
 @pytest.mark.parametrize("factory, args, kwargs, message", [
@@ -205,3 +205,35 @@ def test_v9_consumers_take_turns(shape, config, grid):
     assert len(arrives) == 2 and {int(values.get(a, a)) for a in arrives} == {256}
     assert ptx.count(".multicast::cluster [") >= 1
     assert "mbarrier.arrive.shared::cluster.b64 _," in ptx         # on the peer's barrier
+
+
+@pytest.mark.parametrize("pairs", range(1, 10))
+def test_v9_turns_balance(pairs):
+    """v9's named-barrier turns, replayed: consumer 2 gives the first turn, the i-th pair's
+    consumer takes a turn (bar.sync, 256 threads) and passes one (bar.arrive), and the absorber
+    takes one more. Every bar.sync must complete and no arrival may be left over (a bar.sync
+    with no matching arrival hangs the CTA)."""
+    scripts = {1: [], 2: [("arrive", 3)]}
+    for i in range(pairs):
+        wg = 1 + i % 2
+        scripts[wg] += [("sync", 2 + wg), ("arrive", 5 - wg)]
+    scripts[turn_absorber(pairs)].append(("sync", 2 + turn_absorber(pairs)))
+    arrived, pc, waiting = {3: 0, 4: 0}, {1: 0, 2: 0}, {1: False, 2: False}
+    while any(pc[w] < len(scripts[w]) for w in (1, 2)):
+        moved = False
+        for w in (1, 2):
+            if pc[w] == len(scripts[w]):
+                continue
+            kind, barrier = scripts[w][pc[w]]
+            if kind == "sync" and not waiting[w]:
+                arrived[barrier] += 1
+                waiting[w] = True
+            elif kind == "arrive":
+                arrived[barrier] += 1
+            if kind == "arrive" or arrived[barrier] == 2:
+                if kind == "sync":
+                    arrived[barrier], waiting[w] = 0, False
+                pc[w] += 1
+                moved = True
+        assert moved, f"{pairs} pairs: the turns hang at {pc}"
+    assert arrived == {3: 0, 4: 0}

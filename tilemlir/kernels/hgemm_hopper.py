@@ -921,6 +921,14 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v8
 
 
+def turn_absorber(pairs):
+    """hgemm_v9's consumer (1 or 2) that takes one more turn after its last pair, when a
+    cluster walks `pairs` pairs: consumer 1 gets its first turn from consumer 2 and each after
+    a pass, consumer 2 each after a pass, and the pass after the last pair has no other taker.
+    With an even count consumer 2 did the last pair, so consumer 1 absorbs its pass."""
+    return 1 + pairs % 2
+
+
 def hgemm_v9(M, N, K, dtype="float16", BN=256, BK=64, STAGES=5, GROUP_M=16, SMS=132, EPI_N=64,
              PRODUCER_REGS=40, CONSUMER_REGS=None):
     """Ping-pong consumers: v7's clusters of 2 with B multicast, but each consumer warpgroup
@@ -1073,9 +1081,7 @@ def hgemm_v9(M, N, K, dtype="float16", BN=256, BK=64, STAGES=5, GROUP_M=16, SMS=
                                 Tx.copy_async(D[m0:m0 + 64, n0 + c0:n0 + c0 + EPI_N],
                                               Cs[row:row + 64, :])
                                 T.ptx.bulk.commit_group()
-            # The turn passed after the cluster's last pair has no taker: the consumer that
-            # did not take that pair absorbs it (consumer 1 when `mine` is even).
-            if wg == 2 - mine % 2:
+            if wg == turn_absorber(mine):
                 T.cuda.bar_sync(2 + wg, 256)
             if warp == 0:
                 if lane == 0:
