@@ -19,7 +19,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.gemm import make_callable, parse_shape  # noqa: E402
+from bench.gemm import make_callable, operands, parse_shape  # noqa: E402
 
 
 def sustained(fn, seconds: float) -> dict:
@@ -45,11 +45,8 @@ def sustained(fn, seconds: float) -> dict:
 def main() -> None:
     names, shape = sys.argv[1].split(","), sys.argv[2]
     dtype = sys.argv[3] if len(sys.argv) > 3 else "float16"
-    m, n, k = parse_shape(shape) if "x" in shape else (int(shape),) * 3
-    t = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-    a = torch.randn(m, k, device="cuda", dtype=t)
-    b = torch.randn(n, k, device="cuda", dtype=t)
-    d = torch.empty(m, n, device="cuda", dtype=t)
+    m, n, k = parse_shape(shape)
+    a, b, d = operands(m, n, k, dtype)
     flops = 2.0 * m * n * k
     fns = [(name, make_callable(name, m, n, k, dtype)) for name in names]
     fns.append(("cuBLAS", lambda a, b, d: torch.matmul(a, b.T, out=d)))

@@ -66,8 +66,18 @@ TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def parse_shape(text: str) -> tuple[int, int, int]:
+    """MxNxK, or one size for a cube."""
+    if "x" not in text.lower():
+        return (int(text),) * 3
     m, n, k = (int(x) for x in text.lower().split("x"))
     return m, n, k
+
+
+def operands(m: int, n: int, k: int, dtype: str) -> tuple:
+    """Fresh random-normal A (m x k) and B (n x k) and an empty D (m x n) on the GPU."""
+    t = TORCH_DTYPES[dtype]
+    return (torch.randn(m, k, device="cuda", dtype=t), torch.randn(n, k, device="cuda", dtype=t),
+            torch.empty(m, n, device="cuda", dtype=t))
 
 
 def make_kernel(name: str, m: int, n: int, k: int, dtype: str):
@@ -163,11 +173,7 @@ def run_one(name, shape, dtype_name, args) -> dict:
     kernel.compile_info                                   # a front door compiles when asked
     compile_s = time.perf_counter() - start
     errors = [check(kernel, m, n, k, dtype, args.tolerance) for _ in range(args.checks)]
-    sets = []
-    for _ in range(args.sets):
-        a = torch.randn(m, k, device="cuda", dtype=dtype)
-        b = torch.randn(n, k, device="cuda", dtype=dtype)
-        sets.append((a, b, torch.empty(m, n, device="cuda", dtype=dtype)))
+    sets = [operands(m, n, k, dtype_name) for _ in range(args.sets)]
     from triton_matmul import matmul_nt
     matmul_nt(*sets[0])                                    # autotune outside the timings
     ours, peer, tri = median_times_ms([kernel, lambda a, b, d: torch.matmul(a, b.T, out=d),

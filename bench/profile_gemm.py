@@ -13,22 +13,19 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from bench.gemm import make_callable, parse_shape  # noqa: E402
+from bench.gemm import make_callable, operands, parse_shape  # noqa: E402
 
 
 def main() -> None:
     name, shape = sys.argv[1], sys.argv[2]
     dtype = sys.argv[3] if len(sys.argv) > 3 else "float16"
-    m, n, k = parse_shape(shape) if "x" in shape else (int(shape),) * 3
+    m, n, k = parse_shape(shape)
     if name == "cublas":
         def gemm(a, b, d):
             torch.matmul(a, b.T, out=d)
     else:
         gemm = make_callable(name, m, n, k, dtype)
-    t = {"float16": torch.float16, "bfloat16": torch.bfloat16}[dtype]
-    a = torch.randn(m, k, device="cuda", dtype=t)
-    b = torch.randn(n, k, device="cuda", dtype=t)
-    d = torch.empty(m, n, device="cuda", dtype=t)
+    a, b, d = operands(m, n, k, dtype)
     for _ in range(3):
         gemm(a, b, d)                   # on torch's current stream
     torch.cuda.synchronize()
