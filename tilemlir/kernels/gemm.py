@@ -46,7 +46,7 @@ import math
 import threading
 
 from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8,
-                                           hgemm_v9)
+                                           hgemm_v9, v7_pairs)
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -145,12 +145,12 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     cost = KTILE_COST[tile]
     if config.get("KERNEL") == "hgemm_v7":
         cost *= V7_KTILE_FACTOR
-        pairs, clusters = math.ceil(tiles_m / 2) * tiles_n, sms // 2
+        pairs, clusters = v7_pairs(M, N, *tile), sms // 2
         tail_split = config.get("TAIL_SPLIT", 1)
         if tail_split > 1:                 # whole waves unsplit, then the split last wave
-            whole = pairs // clusters
-            tail_waves = math.ceil((pairs - whole * clusters) * tail_split / clusters)
-            return (whole * (k_tiles * cost + UNIT_OVERHEAD[tile])
+            whole_waves = pairs // clusters
+            tail_waves = math.ceil(pairs % clusters * tail_split / clusters)
+            return (whole_waves * (k_tiles * cost + UNIT_OVERHEAD[tile])
                     + tail_waves * (math.ceil(k_tiles / tail_split) * cost
                                     + UNIT_OVERHEAD[tile]
                                     + (1 + tail_split) * TAIL_PARTIAL_COST))
@@ -186,7 +186,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         configs.append(_config(BM, BN, 1))
         if (BM, BN) == (128, 256):
             configs.append(_v7_config())
-            pairs, clusters = math.ceil(math.ceil(M / BM) / 2) * math.ceil(N / BN), sms // 2
+            pairs, clusters = v7_pairs(M, N, BM, BN), sms // 2
             if pairs % clusters and pairs // clusters <= TAIL_WHOLE_WAVES:
                 configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
         if tiles > sms:

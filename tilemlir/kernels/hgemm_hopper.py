@@ -270,11 +270,17 @@ def split_k_counters_shape(M, N, BM, BN) -> tuple[int]:
 SPLIT_K_STEP_N = 64     # accumulator columns a split-K fix-up adds per load (32 registers)
 
 
+def v7_pairs(M, N, BM, BN) -> int:
+    """hgemm_v7's pairs of vertically adjacent BM x BN tiles (the last row's second tile lies
+    past M where the tile rows are odd): its work units without split-K."""
+    return math.ceil(math.ceil(M / BM) / 2) * math.ceil(N / BN)
+
+
 def _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT) -> tuple[int, int, int, int]:
     """hgemm_v7's work: (pairs of tiles, pairs that run whole, units per split pair, tiles
     with a slot in W and C). SPLIT_K splits every pair; TAIL_SPLIT those past the last whole
     wave of SMS // 2 clusters."""
-    pairs = math.ceil(math.ceil(M / BM) / 2) * math.ceil(N / BN)
+    pairs = v7_pairs(M, N, BM, BN)
     if TAIL_SPLIT > 1:
         whole = pairs // (SMS // 2) * (SMS // 2)
         return pairs, whole, TAIL_SPLIT, 2 * (pairs - whole)
