@@ -34,7 +34,8 @@ little: both wait on the same stages.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.hgemm_hopper import ShapeError, _check, _consumer_regs, _tile_origin
+from tilemlir.kernels.hgemm_hopper import (ShapeError, _check, _check_epilogue_columns,
+                                           _check_row_stride, _consumer_regs, _tile_origin)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -74,14 +75,11 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise ShapeError(f"{kernel}: alpha must be a finite number, got {alpha!r}")
     _check(kernel, BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK, STAGES)
-    if N % 8:
-        raise ShapeError(f"{kernel}: N={N} must be a multiple of 8 (TMA needs 16-byte row "
-                         f"strides for 16-bit elements)")
+    _check_row_stride(kernel, "N", N)
     if BN % 16:
         raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 16 (each CTA of the pair "
                          f"loads BN / 2 rows of B)")
-    if BN % EPI_N or EPI_N % 64:
-        raise ShapeError(f"{kernel}: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    _check_epilogue_columns(kernel, BN, EPI_N)
     if EPI_N % EPI_SUB or EPI_SUB % BIAS_GROUP:
         raise ShapeError(f"{kernel}: EPI_SUB={EPI_SUB} must be a multiple of {BIAS_GROUP} "
                          f"dividing EPI_N={EPI_N}")

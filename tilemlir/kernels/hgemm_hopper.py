@@ -43,6 +43,21 @@ class ShapeError(ValueError):
     pass
 
 
+def _check_row_stride(kernel: str, name: str, extent: int) -> None:
+    """A row-major operand's row of `extent` 16-bit elements must be a whole number of TMA's
+    16-byte stride units."""
+    if extent % 8:
+        raise ShapeError(f"{kernel}: {name}={extent} must be a multiple of 8 (TMA needs 16-byte "
+                         f"row strides for 16-bit elements)")
+
+
+def _check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
+    """The TMA-store epilogue writes a tile's BN columns EPI_N at a time, each a whole number
+    of 64-column (128-byte swizzled) boxes."""
+    if BN % EPI_N or EPI_N % 64:
+        raise ShapeError(f"{kernel}: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+
+
 def _check(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES):
     if dtype not in _DTYPES:
         raise ShapeError(f"{kernel}: dtype must be one of {_DTYPES}, got {dtype!r}")
@@ -50,9 +65,7 @@ def _check(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES):
         if value % tile:
             raise ShapeError(f"{kernel}: {name}={value} is not a multiple of the tile's {name} "
                              f"extent {tile} (tile {BM}x{BN}x{BK})")
-    if K % 8:
-        raise ShapeError(f"{kernel}: K={K} must be a multiple of 8 (TMA needs 16-byte row "
-                         f"strides for 16-bit elements)")
+    _check_row_stride(kernel, "K", K)
     if BM % 64 or not 64 <= BM <= 256:
         raise ShapeError(f"{kernel}: BM={BM} must be 64, 128, 192 or 256 (64 rows per consumer "
                          f"warpgroup)")
@@ -317,11 +330,8 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     and C must be ordered (one stream)."""
     _check("hgemm_v6", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
-    if N % 8:
-        raise ShapeError(f"hgemm_v6: N={N} must be a multiple of 8 (TMA needs 16-byte row "
-                         f"strides for 16-bit elements)")
-    if BN % EPI_N or EPI_N % 64:
-        raise ShapeError(f"hgemm_v6: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    _check_row_stride("hgemm_v6", "N", N)
+    _check_epilogue_columns("hgemm_v6", BN, EPI_N)
     if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
         raise ShapeError(f"hgemm_v6: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
                          f"the 227 KiB of shared memory a Hopper CTA can have")
@@ -515,15 +525,12 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     (v7_split_buffers_shapes)."""
     _check("hgemm_v7", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
-    if N % 8:
-        raise ShapeError(f"hgemm_v7: N={N} must be a multiple of 8 (TMA needs 16-byte row "
-                         f"strides for 16-bit elements)")
+    _check_row_stride("hgemm_v7", "N", N)
     if BN % 16:
         raise ShapeError(f"hgemm_v7: BN={BN} must be a multiple of 16 (each CTA of the pair "
                          f"loads BN / 2 rows of B, whose boxes start on 1024-byte swizzle "
                          f"repeats)")
-    if BN % EPI_N or EPI_N % 64:
-        raise ShapeError(f"hgemm_v7: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    _check_epilogue_columns("hgemm_v7", BN, EPI_N)
     if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
         raise ShapeError(f"hgemm_v7: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
                          f"the 227 KiB of shared memory a Hopper CTA can have")
@@ -760,9 +767,7 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     zeros of split_k_pair_counters_shape(M, N, BM, BN)."""
     _check("hgemm_v8", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
-    if N % 8:
-        raise ShapeError(f"hgemm_v8: N={N} must be a multiple of 8 (TMA needs 16-byte row "
-                         f"strides for 16-bit elements)")
+    _check_row_stride("hgemm_v8", "N", N)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
     if isinstance(SPLIT_K, bool) or SPLIT_K not in (2, 4):
         raise ShapeError(f"hgemm_v8: SPLIT_K={SPLIT_K!r} must be 2 or 4 (one or two clusters "
@@ -957,15 +962,12 @@ def hgemm_v9(M, N, K, dtype="float16", BN=256, BK=64, STAGES=5, GROUP_M=16, SMS=
     BM = 64                                                  # a consumer's tile rows
     _check("hgemm_v9", 2 * BM * math.ceil(M / (2 * BM)), BN * math.ceil(N / BN), K, dtype, BM,
            BN, BK, STAGES)
-    if N % 8:
-        raise ShapeError(f"hgemm_v9: N={N} must be a multiple of 8 (TMA needs 16-byte row "
-                         f"strides for 16-bit elements)")
+    _check_row_stride("hgemm_v9", "N", N)
     if BN % 16:
         raise ShapeError(f"hgemm_v9: BN={BN} must be a multiple of 16 (each CTA of the pair "
                          f"loads BN / 2 rows of B, whose boxes start on 1024-byte swizzle "
                          f"repeats)")
-    if BN % EPI_N or EPI_N % 64:
-        raise ShapeError(f"hgemm_v9: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+    _check_epilogue_columns("hgemm_v9", BN, EPI_N)
     if 1024 + STAGES * (BM + BN) * BK * 2 + 2 * BM * EPI_N * 2 > 227 * 1024:
         raise ShapeError(f"hgemm_v9: {STAGES} stages and two {BM}x{EPI_N} staging buffers "
                          f"exceed the 227 KiB of shared memory a Hopper CTA can have")
