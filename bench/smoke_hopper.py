@@ -2,6 +2,7 @@
 
     python bench/smoke_hopper.py            # a few shapes, with timings
     python bench/smoke_hopper.py --small    # tiny shapes, for compute-sanitizer (no timings)
+    python bench/smoke_hopper.py --small --kernel hgemm_v9    # one kernel's cases only
 
 Exits 1 if any output is wrong or unwritten. Timings: tilemlir.testing.do_bench (median of
 CUDA-event timings, L2 flushed, each call behind a 50 us GPU spin), only after a correct output;
@@ -41,9 +42,16 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--small", action="store_true")
-    small = p.parse_args().small
+    p.add_argument("--kernel", action="append",
+                   help="only this kernel's cases (e.g. hgemm_v9); repeatable")
+    args = p.parse_args()
+    small = args.small
+    cases = [c for c in (SMALL if small else CASES)
+             if not args.kernel or c[0].__name__ in args.kernel]
+    if not cases:
+        p.error(f"--kernel: no case runs {args.kernel}")
     failed = 0
-    for factory, (m, n, k), config in (SMALL if small else CASES):
+    for factory, (m, n, k), config in cases:
         kernel = tilemlir.compile(factory(m, n, k, **config))
         a = torch.randn(m, k, device="cuda", dtype=torch.float16)
         b = torch.randn(n, k, device="cuda", dtype=torch.float16)
