@@ -17,6 +17,9 @@
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v7 384 768 320 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v7.ptx
 // RUN: FileCheck %s --check-prefix=V7 < %t.v7.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v7.ptx -o %t.v7.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v7 384 768 320 SMS=2 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v7o.ptx
+// RUN: FileCheck %s --check-prefix=V7O < %t.v7o.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v7o.ptx -o %t.v7o.cubin %}
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.split.ptx
 // RUN: FileCheck %s --check-prefix=SPLIT < %t.split.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.split.ptx -o %t.split.cubin %}
@@ -112,6 +115,30 @@
 // V7: barrier.cluster.arrive.aligned;
 // V7-NEXT: barrier.cluster.wait.aligned;
 // V7-NEXT: ret;
+
+// v7 on one cluster (SMS=2), each CTA walking several tiles: the previous tile's two
+// 128-column chunks are stored (stmatrix, TMA store) each under one of the next tile's first
+// two k-tiles, with that k-tile's MMAs still in flight (no wait_group 0 before the store).
+// V7O: setmaxnreg.inc.sync.aligned.u32 232;
+// V7O: mbarrier.try_wait.parity.shared.b64
+// V7O-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// V7O: wgmma.wait_group.sync.aligned 1;
+// V7O-NOT: wgmma.wait_group.sync.aligned 0;
+// V7O: cp.async.bulk.wait_group.read 0;
+// V7O-COUNT-8: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// V7O: fence.proxy.async.shared::cta;
+// V7O: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// V7O: mbarrier.try_wait.parity.shared.b64
+// V7O-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
+// V7O: wgmma.wait_group.sync.aligned 1;
+// V7O-NOT: wgmma.wait_group.sync.aligned 0;
+// V7O: cp.async.bulk.wait_group.read 0;
+// V7O-COUNT-8: stmatrix.sync.aligned.m8n8.x4.shared.b16
+// V7O: fence.proxy.async.shared::cta;
+// V7O: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
+// V7O: mbarrier.try_wait.parity.shared.b64
+// V7O: wgmma.wait_group.sync.aligned 0;
+// V7O: setmaxnreg.dec.sync.aligned.u32 40;
 
 // v6 with SPLIT_K=3 (200x296x4096: 4 tiles x 3 splits), after a unit's last wgmma: the
 // warpgroup's fp32 partial (64 x 256: 64 8-byte stores per thread), the warpgroup's barrier,

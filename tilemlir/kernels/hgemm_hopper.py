@@ -487,7 +487,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
 def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16, SMS=132,
              EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False,
-             SPLIT_K=1, TAIL_SPLIT=1):
+             SPLIT_K=1, TAIL_SPLIT=1, OVERLAP_EPILOGUE=True):
     """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
     that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
     B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
@@ -522,7 +522,14 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     first pairs // clusters waves run whole, as without split-K, and the partial wave's pairs
     run as TAIL_SPLIT units each, fixed up as above. A shape with 1.2-2.5 waves of pairs then
     ends after a fraction of a wave instead of a whole one. W and C hold only those tiles
-    (v7_split_buffers_shapes)."""
+    (v7_split_buffers_shapes).
+
+    OVERLAP_EPILOGUE (the default) keeps the tensor cores busy through the epilogue: a tile's
+    accumulators are cast into `out` registers as soon as its last MMA completes, and the
+    next tile's first BN / EPI_N k-tiles each store one EPI_N-column chunk of `out` (stmatrix,
+    TMA store) while their MMAs run. Without it the warpgroup stores every chunk before its
+    next MMA, and the stages the producer filled meanwhile wait (about 4% of the consumers'
+    time at 4096^3, results/2026-12-01-parity/ncu-source-v7-4096.txt)."""
     _check("hgemm_v7", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
            STAGES)
     _check_row_stride("hgemm_v7", "N", N)
@@ -567,6 +574,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     handoff = "cluster" if CLUSTER_RELEASE else "cta"        # scope of the cross-CTA hand-off
     split = splits > 1
     w_shape, c_shape = v7_split_buffers_shapes(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
+    chunks = BN // EPI_N                                     # epilogue stores per tile
 
     @T.prim_func
     def hgemm_v7(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
@@ -653,22 +661,52 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                 T.ptx.mbarrier.arrive(empty.ptr_to([s]))
                 T.ptx.mbarrier.arrive(T.cuda.mapa(empty.ptr_to([s]), peer), scope=handoff)
 
+            def k_step(kt, it, k_begin):
+                # one k-tile's MMAs in flight; the stage the previous k-tile read is freed
+                s = it % STAGES
+                T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
+                Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
+                                 Bs[s * BN:s * BN + BN, :], accum=True)
+                T.ptx.wgmma.wait_group(1)
+                if kt > k_begin:
+                    if warp == 0:
+                        if lane == 0:
+                            release((it + STAGES - 1) % STAGES)
+
+            def store(c0, m0, n0):
+                # columns c0 .. c0 + EPI_N of `out`: registers -> Cs (stmatrix) -> D (TMA)
+                if warp == 0:
+                    if lane == 0:
+                        T.ptx.bulk.wait_group(0)
+                T.cuda.bar_sync(wg, 128)
+                Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
+                T.ptx.fence.proxy_async("shared::cta")
+                T.cuda.bar_sync(wg, 128)
+                if warp == 0:
+                    if lane == 0:
+                        Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
+                                      Cs[row:row + 64, :])
+                        T.ptx.bulk.commit_group()
+
             it: T.int32 = 0
+            pending: T.boolean = False       # `out` holds a tile not yet stored, at pm0, pn0
+            pm0: T.int32 = 0
+            pn0: T.int32 = 0
             for u in T.serial(cluster, units, clusters):
                 t, k_begin, k_end, part_of = unit(u)
                 m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                 m0 = m_pair + rank * BM
                 Tx.wg.fill(acc, 0.0)
-                for kt in T.serial(k_begin, k_end):
-                    s = it % STAGES
-                    T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
-                    Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
-                                     Bs[s * BN:s * BN + BN, :], accum=True)
-                    T.ptx.wgmma.wait_group(1)
-                    if kt > k_begin:
-                        if warp == 0:
-                            if lane == 0:
-                                release((it + STAGES - 1) % STAGES)
+                # The previous tile's chunks are stored one under each of this tile's first
+                # k-tiles, while their MMAs run (OVERLAP_EPILOGUE); else `pending` is False.
+                for j in T.unroll(chunks):
+                    if k_begin + j < k_end:
+                        k_step(k_begin + j, it, k_begin)
+                        it += 1
+                    if pending:
+                        store(j * EPI_N, pm0, pn0)
+                for kt in T.serial(k_begin + chunks, k_end):
+                    k_step(kt, it, k_begin)
                     it += 1
                 T.ptx.wgmma.wait_group(0)
                 if warp == 0:
@@ -709,19 +747,16 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                                     C[counter] = 0
                 if done:
                     Tx.wg.cast(out, acc)
-                    for c0 in T.unroll(0, BN, EPI_N):
-                        if warp == 0:
-                            if lane == 0:
-                                T.ptx.bulk.wait_group(0)
-                        T.cuda.bar_sync(wg, 128)
-                        Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
-                        T.ptx.fence.proxy_async("shared::cta")
-                        T.cuda.bar_sync(wg, 128)
-                        if warp == 0:
-                            if lane == 0:
-                                Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
-                                              Cs[row:row + 64, :])
-                                T.ptx.bulk.commit_group()
+                    if not OVERLAP_EPILOGUE:
+                        for c0 in T.unroll(0, BN, EPI_N):
+                            store(c0, m0, n0)
+                if OVERLAP_EPILOGUE:
+                    pending = done
+                    pm0 = m0
+                    pn0 = n0
+            for c0 in T.unroll(0, BN, EPI_N):
+                if pending:
+                    store(c0, pm0, pn0)                 # the last tile's, under no MMAs
             if warp == 0:
                 if lane == 0:
                     T.ptx.bulk.wait_group(0)
