@@ -75,9 +75,13 @@ SWEEP = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 4096
 
 def test_heuristic_fills_the_sms():
     # Enough 128 x 256 tiles: no split, the biggest tile, in 2x1 clusters (v7, its defaults).
-    for shape in [(8192, 8192, 8192), (4096, 4096, 4096), (4096, 28672, 4096)]:
-        assert gemm.choose_config(*shape) == dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=4,
-                                                  EPI_N=128, GROUP_M=16, SPLIT_K=1)
+    v7 = dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=4, EPI_N=128, GROUP_M=16, SPLIT_K=1)
+    for shape in [(8192, 8192, 8192), (4096, 28672, 4096)]:     # 16 and 28 waves: every SM
+        assert gemm.choose_config(*shape) == v7
+    # 4096^3: 256 pairs take 4 waves of 66 clusters; 64 clusters run them with 4 pairs each.
+    assert gemm.choose_config(4096, 4096, 4096) == dict(v7, SMS=128)
+    # 3000 x 5120 x 2056: 12 x 20 = 240 pairs, 4 waves of 60 clusters.
+    assert gemm.choose_config(3000, 5120, 2056) == dict(v7, SMS=120)
     # 1000 x 1000 x 8192: 32 tiles of 128 x 256 for 132 SMs and 128 k-tiles; 64 x 128 tiles
     # fill one wave (128 of them) without split-K.
     config = gemm.choose_config(1000, 1000, 8192)
@@ -96,6 +100,23 @@ def test_heuristic_fills_the_sms():
     # Smaller than the big tiles: smaller tiles.
     assert (gemm.choose_config(100, 64, 4096)["BM"], gemm.choose_config(100, 64, 4096)["BN"]) \
         == (64, 64)
+
+
+def test_balanced_clusters_keep_the_waves():
+    for M, N in [(4096, 4096), (3000, 5120), (2048, 5120), (1536, 6144), (2048, 4096),
+                 (8192, 8192), (4096, 28672), (2048, 2048), (1000, 1000)]:
+        pairs = gemm.v7_pairs(M, N, 128, 256)
+        sms = gemm.v7_balanced_sms(M, N)
+        waves = math.ceil(pairs / (gemm.SMS // 2))
+        assert sms % 2 == 0 and sms <= gemm.SMS
+        assert math.ceil(pairs / (sms // 2)) == waves            # never another wave
+        if 2 <= waves <= gemm.BALANCED_WAVES:
+            # the last wave leaves fewer than `waves` clusters idle
+            assert pairs <= sms // 2 * waves < pairs + waves
+        else:
+            assert sms == gemm.SMS
+    assert gemm.estimate(4096, 4096, 4096, gemm.choose_config(4096, 4096, 4096)) == \
+        gemm.estimate(4096, 4096, 4096, dict(gemm.choose_config(4096, 4096, 4096), SMS=132))
 
 
 def test_the_model_counts_waves():

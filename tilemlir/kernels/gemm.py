@@ -26,7 +26,9 @@ of B's traffic from L2); its waves count pairs over SMS / 2 clusters. hgemm_v8 r
 units of a tile as clusters of 2 that share the fix-up (each SM writes and reads half a
 partial tile, and half again with 4 units, instead of one SM reading all of them). hgemm_v7
 with TAIL_SPLIT = s runs the pairs of the whole waves unsplit and splits only the partial last
-wave's pairs s ways: that wave then takes a fraction of a pair's time.
+wave's pairs s ways: that wave then takes a fraction of a pair's time. Where v7's pairs take
+2 to 4 waves, it is given only the clusters those waves need (v7_balanced_sms): the same waves
+on fewer SMs, which the power limit rewards.
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
     waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
@@ -103,6 +105,12 @@ TAIL_WHOLE_WAVES = 2
 # k-tile steps for the fix-ups of TAIL_SPLIT 2-4, about six times PARTIAL_COST, so that only
 # long K gains (K = 2048 ran slower split, K = 4096 up to 15% faster).
 TAIL_PARTIAL_COST = 8.0
+# hgemm_v7 over 2 to BALANCED_WAVES waves of pairs: only as many clusters as those waves need,
+# each then taking the same number of pairs (4096^3: 64 clusters with 4 pairs each, not 66 of
+# which 8 sit out the last wave). The same waves on fewer SMs, under the power limit: +1.3 to
+# +4.3% at five 4-wave shapes, -2.2 to +0.7% at 16 and 28 waves (8192^3, 4096 x 28672 x
+# 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
+BALANCED_WAVES = 4
 # hgemm_v9 (ping-pong consumers) can be named in a configuration but is no candidate: it has
 # not been timed on the GPU yet.
 KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8, "hgemm_v9": hgemm_v9}
@@ -123,12 +131,25 @@ def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
                 GROUP_M=group_m, SPLIT_K=split_k)
 
 
-def _v7_config(split_k: int = 1, tail_split: int = 1) -> dict:
+def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS) -> dict:
     config = dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
                   GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
     if tail_split > 1:
         config["TAIL_SPLIT"] = tail_split
+    if sms != SMS:
+        config["SMS"] = sms
     return config
+
+
+def v7_balanced_sms(M: int, N: int, sms: int = SMS) -> int:
+    """The SMs hgemm_v7 (128 x 256 tiles) is given on M x N: where its pairs take 2 to
+    BALANCED_WAVES waves of the sms / 2 clusters, twice the clusters that run the same waves
+    with an equal number of pairs each; else all of them."""
+    pairs, clusters = v7_pairs(M, N, 128, 256), sms // 2
+    waves = math.ceil(pairs / clusters)
+    if not 2 <= waves <= BALANCED_WAVES:
+        return sms
+    return 2 * math.ceil(pairs / waves)
 
 
 def _v8_config(BM: int, BN: int, split_k: int) -> dict:
@@ -145,7 +166,7 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     cost = KTILE_COST[tile]
     if config.get("KERNEL") == "hgemm_v7":
         cost *= V7_KTILE_FACTOR
-        pairs, clusters = v7_pairs(M, N, *tile), sms // 2
+        pairs, clusters = v7_pairs(M, N, *tile), config.get("SMS", sms) // 2
         tail_split = config.get("TAIL_SPLIT", 1)
         if tail_split > 1:                 # whole waves unsplit, then the split last wave
             whole_waves = pairs // clusters
@@ -185,7 +206,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         tiles = math.ceil(M / BM) * math.ceil(N / BN)
         configs.append(_config(BM, BN, 1))
         if (BM, BN) == (128, 256):
-            configs.append(_v7_config())
+            configs.append(_v7_config(sms=v7_balanced_sms(M, N, sms)))
             pairs, clusters = v7_pairs(M, N, BM, BN), sms // 2
             if pairs % clusters and pairs // clusters <= TAIL_WHOLE_WAVES:
                 configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
