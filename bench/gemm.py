@@ -53,7 +53,6 @@ KERNELS = {
     "hgemm_v5": ("tilemlir.kernels.hgemm_hopper", "hgemm_v5"),
     "hgemm_v6": ("tilemlir.kernels.hgemm_hopper", "hgemm_v6"),
     "hgemm_v7": ("tilemlir.kernels.hgemm_hopper", "hgemm_v7"),
-    "hgemm_v9": ("tilemlir.kernels.hgemm_hopper", "hgemm_v9"),
 }
 # name -> (module, function): the function takes (M, N, K, dtype, **config) and returns a
 # ready callable f(a, b, d) that picks its own kernel and configuration for the shape (and

@@ -115,9 +115,6 @@ def _cases() -> list[Case]:
     # v7 with the last wave split (the front door's choice at mid-size shapes)
     cases += [Case(tma + "7", hopper, (1536, 4096, 4096), dict(TAIL_SPLIT=2)),
               Case(tma + "7", hopper, (384, 768, 320), dict(TAIL_SPLIT=2, SMS=8))]
-    # v9: ping-pong consumers
-    cases += [Case(tma + "9", hopper, (8192, 8192, 8192)),
-              Case(tma + "9", hopper, (384, 768, 320))]
     # test_gemm_epilogue_gpu.py (on the H200) and bench/gemm_epilogue.py
     fused = "tilemlir.kernels.gemm_epilogue:hgemm_fused"
     cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,

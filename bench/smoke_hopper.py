@@ -2,7 +2,7 @@
 
     python bench/smoke_hopper.py            # a few shapes, with timings
     python bench/smoke_hopper.py --small    # tiny shapes, for compute-sanitizer (no timings)
-    python bench/smoke_hopper.py --small --kernel hgemm_v9    # one kernel's cases only
+    python bench/smoke_hopper.py --small --kernel hgemm_v7    # one kernel's cases only
 
 Exits 1 if any output is wrong or unwritten. Timings: tilemlir.testing.do_bench (median of
 CUDA-event timings, L2 flushed, each call behind a 50 us GPU spin), only after a correct output;
@@ -16,11 +16,10 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
 from tilemlir.kernels.hgemm_hopper import (hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,  # noqa: E402
-                                           hgemm_v8, hgemm_v9)
+                                           hgemm_v8)
 from tilemlir.testing import do_bench  # noqa: E402
 
 CASES = [(hgemm_v7, (384, 768, 320), {}), (hgemm_v7, (1000, 1000, 512), {}),
-         (hgemm_v9, (384, 768, 320), {}), (hgemm_v9, (4096, 4096, 4096), {}),
          (hgemm_v6, (128, 256, 64), {}), (hgemm_v6, (1000, 1000, 1000), {}),
          (hgemm_v5, (1024, 1024, 1024), {}), (hgemm_v4, (1024, 1024, 1024), {})]
 SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
@@ -32,18 +31,17 @@ SMALL = [(hgemm_v4, (128, 256, 256), {}), (hgemm_v5, (128, 256, 256), {}),
          (hgemm_v6, (200, 136, 512), dict(BM=64, BN=128, SMS=3, SPLIT_K=3)),  # split-K fix-up
          (hgemm_v7, (384, 256, 512), dict(SMS=2, SPLIT_K=2)),   # per-pair split-K, odd pair
          (hgemm_v7, (384, 768, 320), dict(SMS=8, TAIL_SPLIT=2)),    # last wave split, odd pair
+         (hgemm_v7, (200, 520, 64), dict(SMS=2)),       # 3 tiles per CTA, one k-tile each
          (hgemm_v8, (200, 296, 512), dict(SPLIT_K=4)),  # two clusters a tile, a half past N
          (hgemm_v8, (200, 296, 512), dict(SPLIT_K=2)),  # one cluster a tile
-         (hgemm_v8, (136, 200, 200), dict(BM=64, BN=128, SPLIT_K=4)),   # ragged K
-         (hgemm_v9, (320, 768, 320), dict(SMS=4)),      # turns: 5 and 4 pairs, a tile past M
-         (hgemm_v9, (200, 136, 200), dict(BN=128, SMS=2))]             # ragged, 4 pairs
+         (hgemm_v8, (136, 200, 200), dict(BM=64, BN=128, SPLIT_K=4))]   # ragged K
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--small", action="store_true")
     p.add_argument("--kernel", action="append",
-                   help="only this kernel's cases (e.g. hgemm_v9); repeatable")
+                   help="only this kernel's cases (e.g. hgemm_v7); repeatable")
     args = p.parse_args()
     small = args.small
     cases = [c for c in (SMALL if small else CASES)

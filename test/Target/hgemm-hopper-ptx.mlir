@@ -1,8 +1,8 @@
 // Seed 000's roadmap on Hopper (tilemlir/kernels/hgemm_hopper.py) down to sm_90a PTX, assembled
 // by ptxas: v4 (TMA + mbarrier ring), v5 (warp-specialized), v6 (persistent, TMA-store
 // epilogue, ragged shape), v7 (2x1 clusters, B multicast; 3 tile rows: a pair's second tile
-// lies past M), v6 with split-K, v8 (split-K reduced in 2-CTA clusters, two clusters per tile),
-// v9 (v7's clusters with the consumers taking the pairs' main loops in turns).
+// lies past M; and on one cluster, the epilogue under the next tile's MMAs), v6 with split-K,
+// v8 (split-K reduced in 2-CTA clusters, two clusters per tile).
 // The same kernels run on the H200 in test_hgemm_hopper_gpu.py and test_gemm_splitk_gpu.py.
 //
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v4 256 512 1024 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v4.ptx
@@ -26,9 +26,6 @@
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v8 1000 1000 8192 SPLIT_K=4 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v8.ptx
 // RUN: FileCheck %s --check-prefix=V8 < %t.v8.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v8.ptx -o %t.v8.cubin %}
-// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v9 384 768 320 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v9.ptx
-// RUN: FileCheck %s --check-prefix=V9 < %t.v9.ptx
-// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v9.ptx -o %t.v9.cubin %}
 
 // The tensor maps dispatch added: 128-byte grid constants after the user's pointers, read
 // through their generic param-space address.
@@ -198,34 +195,3 @@
 // V8: fence.proxy.async.shared::cta;
 // V8: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
 // V8: ret;
-
-// v9: a stage is read by one consumer per CTA (empty counts 2); consumer 2 gives consumer 1
-// the first turn, each consumer takes its turn (bar.sync on 256 threads: both consumers)
-// before its main loop and passes it (bar.arrive) once its last wgmma is issued, before
-// waiting for the accumulators; the turn passed after the last pair is absorbed before exit.
-// V9: .reqnctapercluster 2, 1, 1
-// V9: mov.b32 [[ONE:%r[0-9]+]], 1;
-// V9: mbarrier.init.shared.b64 [__tile_smem], [[ONE]];
-// V9: mov.b32 [[TWO:%r[0-9]+]], 2;
-// V9: mbarrier.init.shared.b64 [__tile_smem+40], [[TWO]];
-// V9: setmaxnreg.inc.sync.aligned.u32 232;
-// V9: mov.b32 [[FIRST:%r[0-9]+]], 256;
-// V9: bar.arrive {{%r[0-9]+}}, [[FIRST]];
-// V9: bar.sync [[TURN:%r[0-9]+]], 256;
-// V9: mbarrier.try_wait.parity.shared.b64
-// V9-COUNT-4: wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16
-// V9: wgmma.wait_group.sync.aligned 1;
-// V9: mbarrier.arrive.shared::cluster.b64 _,
-// V9: mov.b32 [[PASS:%r[0-9]+]], 256;
-// V9: bar.arrive {{%r[0-9]+}}, [[PASS]];
-// V9: wgmma.wait_group.sync.aligned 0;
-// V9-COUNT-4: stmatrix.sync.aligned.m8n8.x4.shared.b16
-// V9: fence.proxy.async.shared::cta;
-// V9: cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group
-// V9: setmaxnreg.dec.sync.aligned.u32 40;
-// V9: mov.b32 [[BYTES:%r[0-9]+]], 40960;
-// V9-NEXT: mbarrier.arrive.expect_tx.shared.b64 {{%rd[0-9]+}}, [__tile_smem], [[BYTES]];
-// V9: .multicast::cluster
-// V9: bar.sync [[TURN]], 256;
-// V9: barrier.cluster.arrive.aligned;
-// V9-NEXT: barrier.cluster.wait.aligned;

@@ -9,7 +9,7 @@ import pytest
 
 import tilemlir
 from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm_v6, hgemm_v7,
-                                           hgemm_v8, hgemm_v9, turn_absorber)
+                                           hgemm_v8)
 
 
 @pytest.mark.parametrize("factory, args, kwargs, message", [
@@ -37,10 +37,6 @@ from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm
     (hgemm_v8, (1000, 1000, 8192), dict(BN=192, STAGES=4),
      "BN=192 must be a multiple of 128 (each CTA of the pair reduces and stores half"),
     (hgemm_v8, (1000, 1000, 8192), dict(STAGES=5), "5 stages of 49152 bytes exceed"),
-    (hgemm_v9, (1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
-    (hgemm_v9, (256, 248, 64), dict(BN=248), "BN=248 must be a multiple of 16"),
-    (hgemm_v9, (128, 256, 64), dict(EPI_N=128), "5 stages and two 64x128 staging buffers exceed"),
-    (hgemm_v9, (256, 256, 64), dict(SMS=1), "SMS=1 leaves no room for one cluster of 2 CTAs"),
 ])
 def test_refused_with_the_reason(factory, args, kwargs, message):
     with pytest.raises(ShapeError, match=message.replace("(", r"\(").replace("+", r"\+")):
@@ -160,7 +156,6 @@ def test_v8_launches_pairs_and_takes_its_workspace(split, params, grid):
     (hgemm_v6, dict(BM=128, BN=64, STAGES=8, EPI_N=64)),
     (hgemm_v7, dict(BM=64, BN=128, STAGES=8)),
     (hgemm_v8, dict(BM=64, BN=128, STAGES=8, SPLIT_K=4)),
-    (hgemm_v9, {}),
 ])
 def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
     """Kernels that need few registers: without .maxnreg ptxas could not tell the register
@@ -181,59 +176,3 @@ def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
                               str(path.with_suffix(".cubin"))], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "C7508" not in run.stderr and "C7520" not in run.stderr, run.stderr
-
-
-@pytest.mark.parametrize("shape, config, grid", [
-    ((4096, 4096, 4096), {}, 132),                   # 32 x 16 pairs of 64-row tiles
-    ((384, 768, 320), {}, 18),                       # 6 tile rows of 64: 3 pair rows x 3
-    ((1024, 1024, 1000), dict(SMS=6), 6),
-])
-def test_v9_consumers_take_turns(shape, config, grid):
-    """v9: clusters of 2 as v7, each stage read by one consumer per CTA (empty counts 2); the
-    consumers' main loops alternate through named barriers 3 and 4 (256 threads: both
-    consumers), consumer 2 giving consumer 1 the first turn."""
-    kernel = tilemlir.compile(hgemm_v9(*shape, **config), target="sm_90a", cache=False)
-    assert kernel.signature.cluster == (2, 1, 1) and kernel.signature.grid == (grid, 1, 1)
-    ptx = kernel.ptx
-    values = _register_values(ptx)
-    counts = [values.get(r, r) for r in
-              re.findall(r"mbarrier\.init\.shared\.b64\s+\[[^]]+\], (%r\d+|\d+);", ptx)]
-    assert sorted(set(int(c) for c in counts)) == [1, 2]
-    # take a turn and absorb the last one; give the first turn and pass each
-    assert len(re.findall(r"bar\.sync\s+(%r\d+|\d+), 256;", ptx)) == 2
-    arrives = re.findall(r"bar\.arrive\s+\S+, (%r\d+|\d+);", ptx)
-    assert len(arrives) == 2 and {int(values.get(a, a)) for a in arrives} == {256}
-    assert ptx.count(".multicast::cluster [") >= 1
-    assert "mbarrier.arrive.shared::cluster.b64 _," in ptx         # on the peer's barrier
-
-
-@pytest.mark.parametrize("pairs", range(1, 10))
-def test_v9_turns_balance(pairs):
-    """v9's named-barrier turns, replayed: consumer 2 gives the first turn, the i-th pair's
-    consumer takes a turn (bar.sync, 256 threads) and passes one (bar.arrive), and the absorber
-    takes one more. Every bar.sync must complete and no arrival may be left over (a bar.sync
-    with no matching arrival hangs the CTA)."""
-    scripts = {1: [], 2: [("arrive", 3)]}
-    for i in range(pairs):
-        wg = 1 + i % 2
-        scripts[wg] += [("sync", 2 + wg), ("arrive", 5 - wg)]
-    scripts[turn_absorber(pairs)].append(("sync", 2 + turn_absorber(pairs)))
-    arrived, pc, waiting = {3: 0, 4: 0}, {1: 0, 2: 0}, {1: False, 2: False}
-    while any(pc[w] < len(scripts[w]) for w in (1, 2)):
-        moved = False
-        for w in (1, 2):
-            if pc[w] == len(scripts[w]):
-                continue
-            kind, barrier = scripts[w][pc[w]]
-            if kind == "sync" and not waiting[w]:
-                arrived[barrier] += 1
-                waiting[w] = True
-            elif kind == "arrive":
-                arrived[barrier] += 1
-            if kind == "arrive" or arrived[barrier] == 2:
-                if kind == "sync":
-                    arrived[barrier], waiting[w] = 0, False
-                pc[w] += 1
-                moved = True
-        assert moved, f"{pairs} pairs: the turns hang at {pc}"
-    assert arrived == {3: 0, 4: 0}

@@ -48,7 +48,7 @@ import math
 import threading
 
 from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8,
-                                           hgemm_v9, v7_pairs)
+                                           v7_pairs)
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -111,9 +111,7 @@ TAIL_PARTIAL_COST = 8.0
 # +4.3% at five 4-wave shapes, -2.2 to +0.7% at 16 and 28 waves (8192^3, 4096 x 28672 x
 # 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
 BALANCED_WAVES = 4
-# hgemm_v9 (ping-pong consumers) can be named in a configuration but is no candidate: it has
-# not been timed on the GPU yet.
-KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8, "hgemm_v9": hgemm_v9}
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
