@@ -28,7 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench.gemm import (FRONT_DOORS, KERNELS, TORCH_DTYPES, check, describe,  # noqa: E402
                         make_callable, operands, parse_shape, settle)
 from bench.report import environment, heading  # noqa: E402
-from tilemlir.testing import do_bench  # noqa: E402
+from tilemlir.testing import do_bench_blocks  # noqa: E402
 
 
 def head_to_head(names, shape, dtype_name, args) -> dict:
@@ -38,10 +38,9 @@ def head_to_head(names, shape, dtype_name, args) -> dict:
               for kernel in kernels]
     sets = [operands(m, n, k, dtype_name) for _ in range(args.sets)]
     fns = kernels + [lambda a, b, d: torch.matmul(a, b.T, out=d)]
-    per_block = max(1, args.reps // args.blocks)
-    blocks = [[do_bench(fn, reps=per_block, stats=True, warmup_ms=args.warmup_ms, args=sets,
-                        spin_us=args.spin_us).median for fn in fns]
-              for _ in range(args.blocks)]
+    runs = do_bench_blocks(fns, blocks=args.blocks, reps=args.reps, warmup_ms=args.warmup_ms,
+                           args=sets, spin_us=args.spin_us)
+    blocks = [[run[b].median for run in runs] for b in range(args.blocks)]   # per block, per fn
     medians = [sorted(b[i] for b in blocks)[len(blocks) // 2] for i in range(len(fns))]
     flops = 2.0 * m * n * k
     rows = []

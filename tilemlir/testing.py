@@ -22,7 +22,7 @@ import statistics
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-__all__ = ["Timing", "do_bench", "do_bench_alternating"]
+__all__ = ["Timing", "do_bench", "do_bench_alternating", "do_bench_blocks"]
 
 # torch.cuda._sleep counts SM cycles; at the H200's ~2 GHz clock (lower clocks only make the
 # spin longer, which is harmless: it must merely outlast the host's queueing of one call).
@@ -178,12 +178,12 @@ def do_bench(fn: Callable[..., object], *, warmup_ms: float = 25.0, rep_ms: floa
     return timing if stats else timing.median
 
 
-def do_bench_alternating(fns: Sequence[Callable[..., object]], *, blocks: int = 2,
-                         reps: int | None = None, **options) -> list[Timing]:
+def do_bench_blocks(fns: Sequence[Callable[..., object]], *, blocks: int = 2,
+                    reps: int | None = None, **options) -> list[list[Timing]]:
     """`do_bench` of each of `fns` in turn, `blocks` times over (f0, f1, .., f0, f1, ..), each
     block with its own warm-up; `reps` timed calls in all per function, split across the
-    blocks. Returns each function's Timing of all its blocks. The other options are
-    do_bench's, the same for every function."""
+    blocks. Returns each function's Timings, one per block (for the spread between blocks).
+    The other options are do_bench's, the same for every function."""
     if blocks < 1:
         raise ValueError(f"blocks must be >= 1, got {blocks}")
     per_block = None if reps is None else max(1, reps // blocks)
@@ -191,4 +191,10 @@ def do_bench_alternating(fns: Sequence[Callable[..., object]], *, blocks: int = 
     for _ in range(blocks):
         for fn, out in zip(fns, runs):
             out.append(do_bench(fn, reps=per_block, stats=True, **options))
-    return [Timing.merge(r) for r in runs]
+    return runs
+
+
+def do_bench_alternating(fns: Sequence[Callable[..., object]], *, blocks: int = 2,
+                         reps: int | None = None, **options) -> list[Timing]:
+    """do_bench_blocks, each function's blocks merged into one Timing."""
+    return [Timing.merge(r) for r in do_bench_blocks(fns, blocks=blocks, reps=reps, **options)]

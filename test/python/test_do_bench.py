@@ -125,6 +125,11 @@ def test_alternating_interleaves_blocks_and_splits_reps(monkeypatch):
     assert ours.times_ms == (1.0, 3.0, 5.0) and peer.times_ms == (2.0, 4.0, 6.0)
     with pytest.raises(ValueError, match="blocks must be >= 1"):
         testing.do_bench_alternating(["ours"], blocks=0)
+    order.clear()
+    ours, peer = testing.do_bench_blocks(["ours", "peer"], blocks=2, reps=7)
+    assert [(f, r) for f, r, _ in order] == [("ours", 3), ("peer", 3)] * 2
+    assert [t.times_ms for t in ours] == [(1.0,), (3.0,)]
+    assert [t.times_ms for t in peer] == [(2.0,), (4.0,)]
 
 
 @pytest.mark.gpu
