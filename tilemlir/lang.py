@@ -21,6 +21,7 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
                                      decl_buffer, float16, float32, int32, int64, lane_id,
                                      meta_var, serial, thread_id, uint32, uint64, unroll, warp_id,
                                      warp_id_in_wg, warpgroup_id)
+from tilemlir.dsl.interpreter import Macro, macro
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
@@ -67,7 +68,7 @@ __all__ = [
     "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
     "int64",
-    "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
+    "kernel", "lane_id", "laneid", "Macro", "macro", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
     "wgmma_a_layout", "wgmma_accumulator_layout", "wid_in_wg",
