@@ -1,4 +1,4 @@
-"""A Python function that becomes a tile-dialect kernel (what `@T.kernel` makes; tilemlir.lang
+"""A Python function that becomes a tile-dialect kernel (what `@T.prim_func` makes; tilemlir.lang
 adds the call that compiles and runs it, so that the language does not import the runtime)."""
 
 from __future__ import annotations
