@@ -19,9 +19,11 @@ class KernelFunction:
 
     @property
     def name(self) -> str:
+        """The kernel's name: the Python function's."""
         return self.fn.__name__
 
     def build(self) -> ir.Module:
+        """Traces the function into a fresh tile-IR module (one gpu.func)."""
         return Interpreter(self.fn).build().module
 
     def ir(self) -> str:
