@@ -6,7 +6,6 @@ import os
 import re
 import shutil
 import subprocess
-import sysconfig
 import tempfile
 from pathlib import Path
 
@@ -32,29 +31,28 @@ def extract_ptx(module: ir.Module) -> dict[str, str]:
 
 
 def find_cuda_tool(name: str) -> str | None:
-    """A CUDA tool (ptxas, nvdisasm) from $TILEMLIR_<NAME>, the PATH, CUDA_HOME, or the NVIDIA
-    wheels (nvidia-cuda-nvcc carries ptxas, nvidia-cuda-nvdisasm nvdisasm)."""
+    """A CUDA tool (ptxas, nvdisasm, cuobjdump) from $TILEMLIR_<NAME>, else where
+    cuda.pathfinder finds it (the NVIDIA wheels: nvidia-cuda-nvcc carries ptxas,
+    nvidia-cuda-nvdisasm nvdisasm; conda; CUDA_PATH / CUDA_HOME; the toolkit of the cudart the
+    loader finds), else on the PATH."""
     explicit = os.environ.get(f"TILEMLIR_{name.upper()}")
     if explicit:
         return explicit
-    on_path = shutil.which(name)
-    if on_path:
-        return on_path
-    candidates = []
-    for home in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
-        if home:
-            candidates.append(Path(home) / "bin" / name)
-    site = Path(sysconfig.get_paths()["purelib"])
-    candidates += [site / "nvidia" / "cu13" / "bin" / name,
-                   site / "nvidia" / "cuda_nvcc" / "bin" / name]
-    for c in candidates:
-        if c.is_file() and os.access(c, os.X_OK):
-            return str(c)
-    return None
+    return _pathfinder(name) or shutil.which(name)
+
+
+def _pathfinder(name: str) -> str | None:
+    try:
+        from cuda.pathfinder import SUPPORTED_BINARY_UTILITIES, find_nvidia_binary_utility
+    except ImportError:        # cuda-pathfinder before 1.3.4 finds no tools
+        return None
+    if name not in SUPPORTED_BINARY_UTILITIES:    # ptxas is known from 1.8.1 on
+        return None
+    return find_nvidia_binary_utility(name)
 
 
 def find_ptxas() -> str | None:
-    """ptxas from $TILEMLIR_PTXAS, the PATH, CUDA_HOME, or the nvidia-cuda-nvcc wheel."""
+    """ptxas, found as find_cuda_tool says."""
     return find_cuda_tool("ptxas")
 
 
