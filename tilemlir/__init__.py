@@ -4,6 +4,7 @@
     import tilemlir.lang as T
     kernel = tilemlir.compile(my_kernel, target="sm_90a")
     tilemlir.interpret(my_kernel, a, b, d)        # the same kernel on the CPU, in numpy
+    print(tilemlir.explain(my_kernel, target="sm_90a"))  # which variant lowers each tile op
 """
 
 __version__ = "0.1.0"
@@ -20,6 +21,9 @@ def __getattr__(name):
     if name == "interpret":
         from tilemlir.reference import interpret
         return interpret
+    if name == "explain":
+        from tilemlir.tools.explain import explain
+        return explain
     if name == "torch_op":
         from tilemlir.runtime.torch_ops import torch_op
         return torch_op
