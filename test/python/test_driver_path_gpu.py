@@ -11,8 +11,8 @@ pytestmark = pytest.mark.gpu
 torch = pytest.importorskip("torch")
 
 import tilemlir  # noqa: E402
-import tilemlir.lang as T  # noqa: E402
 
+from cluster_kernels import cluster_ranks  # noqa: E402
 from gpu_check import assert_matches, assert_written  # noqa: E402  (needs torch)
 
 
@@ -50,18 +50,7 @@ def test_a_plain_kernel_through_the_driver_leaves_the_callers_context():
 
 
 def test_a_cluster_kernel_through_the_driver():
-    @T.prim_func
-    def ranks(D: T.Buffer((8,), "int32")):
-        bx = T.cta_id([8])
-        T.cluster_shape([2])
-        warp = T.warp_id_in_wg([4])
-        lane = T.lane_id([32])
-        T.cuda.cluster_sync()
-        if warp == 0:
-            if lane == 0:
-                D[bx] = T.cuda.cluster_ctarank()
-
-    kernel = _through_the_driver(tilemlir.compile(ranks, target="sm_90a", cache=False))
+    kernel = _through_the_driver(tilemlir.compile(cluster_ranks, target="sm_90a", cache=False))
     d = torch.full((8,), -1, device="cuda", dtype=torch.int32)
     kernel(d)
     assert d.tolist() == [0, 1] * 4
