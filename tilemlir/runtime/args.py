@@ -45,8 +45,8 @@ class DeviceTensor:
 @functools.lru_cache(maxsize=1)
 def _strided_memory_view():
     """cuda.core's view constructor: `from_any_interface` (DLPack, else the CUDA Array
-    Interface), or on cuda.core before 0.5, where StridedMemoryView lived under experimental,
-    the class itself, which does the same."""
+    Interface), or, on older cuda.core (StridedMemoryView under cuda.core.experimental, no
+    `from_any_interface`), the class itself, which does the same."""
     try:
         from cuda.core.utils import StridedMemoryView
     except ImportError:
