@@ -5,6 +5,7 @@
     kernel(a, b, d)                 # numpy arrays: copied to the GPU and back, then synchronised
     kernel(a_t, b_t, d_t)           # torch / cupy CUDA tensors: used in place, on the current stream
     kernel(a_t, b_t, d_t, stream=s) # ... or on stream s
+    kernel.n_regs, kernel.n_spills, kernel.shared_bytes, kernel.sass   # docs/resources.md
 
 Every call goes through MLIR's CUDA runtime (tilemlir.runtime.launch): the PTX is loaded once
 per kernel, and each call launches it on the caller's stream without synchronising (numpy
