@@ -4,10 +4,11 @@
     import tilemlir.lang as T
     kernel = tilemlir.compile(my_kernel, target="sm_90a")
     tilemlir.interpret(my_kernel, a, b, d)        # the same kernel on the CPU, in numpy
+    print(tilemlir.explain(my_kernel, target="sm_90a"))  # which variant lowers each tile op
 
 The functions below load on first use, so that `import tilemlir` stays light (no MLIR):
-`compile`, `interpret`, `autotune`, `torch_op`. The kernel language is `tilemlir.lang`, the
-shipped kernels `tilemlir.kernels`.
+`compile`, `interpret`, `autotune`, `explain`, `torch_op`. The kernel language is
+`tilemlir.lang`, the shipped kernels `tilemlir.kernels`.
 """
 
 from importlib import import_module as _import_module
@@ -19,6 +20,7 @@ _LAZY = {
     "compile": "tilemlir.runtime.compiler",
     "autotune": "tilemlir.runtime.tuning",
     "interpret": "tilemlir.reference",
+    "explain": "tilemlir.tools.explain",
     "torch_op": "tilemlir.runtime.torch_ops",
 }
 
