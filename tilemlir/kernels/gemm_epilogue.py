@@ -34,8 +34,8 @@ little: both wait on the same stages.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.hgemm_hopper import (ShapeError, _check, _check_epilogue_columns,
-                                           _check_row_stride, _consumer_regs, _tile_origin)
+from tilemlir.kernels.parts import (ShapeError, check_epilogue_columns, check_gemm,
+                                    check_row_stride, consumer_regs, tile_origin)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -74,12 +74,12 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
             raise ShapeError(f"{kernel}: {name} must be True or False, got {value!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise ShapeError(f"{kernel}: alpha must be a finite number, got {alpha!r}")
-    _check(kernel, BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK, STAGES)
-    _check_row_stride(kernel, "N", N)
+    check_gemm(kernel, BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK, STAGES)
+    check_row_stride(kernel, "N", N)
     if BN % 16:
         raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 16 (each CTA of the pair "
                          f"loads BN / 2 rows of B)")
-    _check_epilogue_columns(kernel, BN, EPI_N)
+    check_epilogue_columns(kernel, BN, EPI_N)
     if EPI_N % EPI_SUB or EPI_SUB % BIAS_GROUP:
         raise ShapeError(f"{kernel}: EPI_SUB={EPI_SUB} must be a multiple of {BIAS_GROUP} "
                          f"dividing EPI_N={EPI_N}")
@@ -89,7 +89,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     if SMS < 2:
         raise ShapeError(f"{kernel}: SMS={SMS} leaves no room for one cluster of 2 CTAs")
     consumers = BM // 64
-    CONSUMER_REGS = _consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
+    CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
     pairs_m = math.ceil(tiles_m / 2)
     pairs = pairs_m * tiles_n
@@ -147,7 +147,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                 if T.ptx.elect_sync():
                     it: T.int32 = 0
                     for t in T.serial(cluster, pairs, clusters):
-                        m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
+                        m_pair, n0 = tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                         m0 = m_pair + rank * BM
                         nb = n0 + rank * HALF_N
                         for kt in T.serial(k_tiles):
@@ -201,7 +201,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
             it: T.int32 = 0
             chunk: T.int32 = 0            # residual windows loaded so far (the barrier's phase)
             for t in T.serial(cluster, pairs, clusters):
-                m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
+                m_pair, n0 = tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
                 m0 = m_pair + rank * BM
                 Tx.wg.fill(acc, 0.0)
                 for kt in T.serial(k_tiles):
