@@ -85,8 +85,8 @@ class TmaStore:
 
     @T.macro
     def chunk(self, out, row, m0, n0, c0):
-        """One chunk of `out` (the tile's values in the output type), as the module docstring
-        says."""
+        """Chunk c0 of `out` (the tile's values in the output type): once the staging buffer
+        is free, published."""
         self.await_staging()
         self.publish(out, row, m0, n0, c0)
 

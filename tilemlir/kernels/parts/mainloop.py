@@ -104,7 +104,8 @@ class GemmStages:
             if k_begin + j < k_end:
                 self.k_step(acc, row, k_begin + j, it, k_begin)
                 it += 1
-            between(j)
+            if between is not None:
+                between(j)
         for kt in T.serial(k_begin + overlap, k_end):
             self.k_step(acc, row, kt, it, k_begin)
             it += 1
