@@ -45,6 +45,35 @@ def _cta_mask(mask, what: str) -> int:
     return mask
 
 
+def _bounds(bounds, dst, what: str) -> list[ir.Value]:
+    """One index value per dim of `dst`'s window: the valid extent along it."""
+    rank = len(dst.shape)
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != rank:
+        raise KernelError(f"{what}: bounds gives the valid extent of each of the window's "
+                          f"{rank} dims, got {bounds!r}")
+    values = []
+    for d, b in enumerate(bounds):
+        if isinstance(b, bool) or not (isinstance(b, (int, Scalar)) or hasattr(b, "__index__")):
+            raise KernelError(f"{what}: bounds[{d}] must be an int or a device integer, got "
+                              f"{b!r}")
+        values.append(as_scalar(b, emit.index()).value)
+    return values
+
+
+def _fill_attr(fill, dst) -> ir.Attribute:
+    """`fill` (default 0) as an attribute of dst's element type."""
+    elem = dst.dtype
+    value = 0 if fill is None else fill
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise KernelError(f"copy: fill must be a number, got {fill!r}")
+    if isinstance(elem, ir.IntegerType):
+        if not float(value).is_integer():
+            raise KernelError(f"copy: fill {fill!r} is not an integer, and the tile holds "
+                              f"{elem}")
+        return ir.IntegerAttr.get(elem, int(value))
+    return ir.FloatAttr.get(elem, float(value))
+
+
 def _bool(v) -> ir.Value:
     return as_scalar(v, emit.i1()).value if not isinstance(v, bool) else emit.const(int(v), emit.i1())
 
@@ -58,15 +87,39 @@ class Scope:
     def _scope(self) -> dict:
         return {"scope": ir.StringAttr.get(self.name)}
 
-    def copy(self, dst, src, dispatch: str | None = None) -> None:
-        _op("copy", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
-
-    def copy_async(self, dst, src, barrier=None, multicast: int | None = None,
-                   dispatch: str | None = None) -> None:
-        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for both CTAs of a pair),
-        `src` lands at `dst`'s offset in the shared memory of every CTA of the mask and
-        completes on the barrier at `barrier`'s offset in each (TMA multicast)."""
+    def copy(self, dst, src, bounds=None, fill=None, dispatch: str | None = None) -> None:
+        """dst = src. With `bounds` (the valid extent of the window along each dim, ints or
+        device values), only elements whose index is below the bound in every dim are in
+        range: reads out of range give `fill` (default 0; e.g. float("-inf") before a max),
+        writes out of range are skipped (a ragged edge)."""
         operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if bounds is None:
+            if fill is not None:
+                raise KernelError("copy: fill is the value of elements out of bounds; pass "
+                                  "bounds too")
+            _op("copy", operands, self._scope(), dispatch)
+            return
+        attrs = dict(self._scope(), fill=_fill_attr(fill, dst))
+        _op("copy_masked", operands + _bounds(bounds, dst, "copy"), attrs, dispatch)
+
+    def copy_async(self, dst, src, barrier=None, multicast: int | None = None, bounds=None,
+                   dispatch: str | None = None) -> None:
+        """dst = src, asynchronously: by TMA when `barrier` is given (the copy completes on
+        that mbarrier; reads past the global buffer's edges give zeros), else by cp.async
+        (complete with T.ptx.cp_async commit/wait groups). With `multicast` (a mask of cluster
+        CTA ranks, e.g. 0b11 for both CTAs of a pair), `src` lands at `dst`'s offset in the
+        shared memory of every CTA of the mask and completes on the barrier at `barrier`'s
+        offset in each (TMA multicast). With `bounds` (cp.async only), elements of the window
+        at or past the bound of a dim read as zeros (cp.async's zero fill)."""
+        operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if bounds is not None:
+            if barrier is not None or multicast is not None:
+                raise KernelError("copy_async: bounds mask cp.async copies; a TMA copy "
+                                  "(barrier=...) reads zeros past its global buffer's edges "
+                                  "without bounds")
+            _op("copy_async_masked", operands + _bounds(bounds, dst, "copy_async"),
+                self._scope(), dispatch)
+            return
         if multicast is not None:
             if barrier is None:
                 raise KernelError("copy_async with multicast completes on a barrier in each "
