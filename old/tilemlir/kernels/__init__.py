@@ -1,1 +1,0 @@
-"""Shipped kernels, written in the kernel language (tilemlir.lang)."""

@@ -1,1 +1,0 @@
-"""Variants of tile.copy and tile.copy_async."""
