@@ -3,8 +3,9 @@ and the kernel language never reaches into lowering. Imports inside functions co
 
 The one allowed loop is variant registration: the registry imports tilemlir.lowering.cuda
 (which imports every variant module) and each variant imports the registry to register itself.
-The root package is left out: it only re-exports tilemlir.compile lazily, and modules import it
-for its __file__ and __version__.
+The root package counts as well: it re-exports tilemlir.compile & co. (lazily, naming their
+modules in strings, which count as imports), so the compiler and everything it builds on may
+not import it (the version lives in tilemlir.version).
 """
 
 import ast
@@ -40,12 +41,16 @@ def imports_of(name: str, source: str) -> set[str]:
             # `from pkg import mod` imports the submodule; `from mod import name` the module
             found.update(f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
                          for a in node.names)
-    return {m for m in found if m in MODULES and m not in (name, "tilemlir")}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                node.value.startswith("tilemlir."):
+            # a module named by a string is imported by name (importlib.import_module, the
+            # root package's table of lazy names, `python -m`)
+            found.add(node.value)
+    return {m for m in found if m in MODULES and m != name}
 
 
 def import_graph() -> dict[str, set[str]]:
-    graph = {name: imports_of(name, path.read_text()) for name, path in MODULES.items()
-             if name != "tilemlir"}
+    graph = {name: imports_of(name, path.read_text()) for name, path in MODULES.items()}
     graph[REGISTRATION[0]].discard(REGISTRATION[1])
     return graph
 
@@ -131,3 +136,5 @@ def test_the_checks_see_function_level_and_relative_imports():
     assert imports_of("tilemlir.dsl.kernel", source) == {
         "tilemlir.dsl.values", "tilemlir.lowering.addresses", "tilemlir.runtime"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    lazy = '_LAZY = {"compile": "tilemlir.runtime.compiler"}\nNAME = "tilemlir"\n'
+    assert imports_of("tilemlir.version", lazy) == {"tilemlir.runtime.compiler"}

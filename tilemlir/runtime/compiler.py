@@ -49,7 +49,6 @@ import platformdirs
 from filelock import FileLock
 from mlir import ir
 
-import tilemlir
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.ir.context import DIALECT_FILE, make_context
 from tilemlir.runtime.compile_worker import lower
@@ -66,6 +65,7 @@ LOCK_TIMEOUT_S = 600
 # Line info costs nothing at run time (the SASS is the same, the line table is a cubin section
 # the GPU never reads) and makes ncu's source view work without a rebuild.
 LINE_INFO_DEFAULT = True
+PACKAGE_DIR = Path(__file__).resolve().parent.parent     # tilemlir/
 TEXT_MEMORY_SIZE = 64       # tile-IR texts whose kernels stay in memory (least recent dropped)
 
 
@@ -100,9 +100,8 @@ def dump_request() -> set[str]:
 def tool_versions() -> str:
     """Versions of everything that shapes the output, tilemlir's sources by content."""
     digest = hashlib.sha256()
-    package = Path(tilemlir.__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")) + [DIALECT_FILE]:
-        digest.update(str(path.relative_to(package.parent)).encode())
+    for path in sorted(PACKAGE_DIR.rglob("*.py")) + [DIALECT_FILE]:
+        digest.update(str(path.relative_to(PACKAGE_DIR.parent)).encode())
         digest.update(path.read_bytes())
     versions = [f"{name}={version}" for name, version in package_versions().items()]
     return ";".join(versions + [f"tilemlir-src={digest.hexdigest()[:16]}", f"fmt={CACHE_FORMAT}"])
