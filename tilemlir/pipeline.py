@@ -141,6 +141,8 @@ def _dispatch_pass(options):
     def tile_dispatch(op, pass_):
         from tilemlir.dispatch.dispatcher import run_dispatch
         from tilemlir.dispatch.verify import verify_tile_ir
+        from tilemlir.lowering.cuda import load_variants
+        load_variants()
 
         def verified_dispatch(root, target):
             return verify_tile_ir(root, target) or run_dispatch(root, target)

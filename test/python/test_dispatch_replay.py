@@ -15,8 +15,11 @@ from mlir import ir
 
 from tilemlir.dispatch import dispatcher, memo
 from tilemlir.ir.context import make_context
+from tilemlir.lowering.cuda import load_variants
 from tilemlir.lowering.materialize import run_materialize
 from tilemlir.target import DEFAULT_CHIP, Target
+
+load_variants()
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -93,6 +93,8 @@ def list_variants() -> str:
     """The registry, primitive by primitive: name, priority, predicates, what each does."""
     from tilemlir.dispatch.context import OPERANDS
     from tilemlir.dispatch.registry import variants_for
+    from tilemlir.lowering.cuda import load_variants
+    load_variants()
     lines = []
     for primitive in OPERANDS:
         lines.append(f"tile.{primitive}")
