@@ -130,7 +130,7 @@ def _verify_pass(options):
     fallback = _option_target(options) or Target.parse(DEFAULT_CHIP)
 
     def tile_verify(op, pass_):
-        from tilemlir.dispatch.verify import verify_tile_ir
+        from tilemlir.checks.verify import verify_tile_ir
         _report(_for_each_gpu_module(op, fallback, verify_tile_ir), pass_)
     return [("py", tile_verify)]
 
@@ -140,7 +140,7 @@ def _dispatch_pass(options):
 
     def tile_dispatch(op, pass_):
         from tilemlir.dispatch.dispatcher import run_dispatch
-        from tilemlir.dispatch.verify import verify_tile_ir
+        from tilemlir.checks.verify import verify_tile_ir
         from tilemlir.lowering.cuda import load_variants
         load_variants()
 
@@ -258,7 +258,7 @@ def _kernel_abi_pass(options):
 
 def _check_async_proxy_pass(options):
     def tile_check_async_proxy(op, pass_):
-        from tilemlir.dispatch.async_proxy import check_async_proxy
+        from tilemlir.checks.async_proxy import check_async_proxy
         _report(check_async_proxy(op), pass_)
     return [("py", tile_check_async_proxy)]
 

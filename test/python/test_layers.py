@@ -118,6 +118,15 @@ def test_dispatch_reads_buffers_through_ir_not_lowering():
     assert {n: d for n, d in reaching.items() if d} == {}
 
 
+def test_the_checks_build_on_the_foundation_and_targets_only():
+    """checks/ (tile-verify, tile-check-async-proxy) runs before dispatch and reads tile IR: it
+    sits on the foundation layers and target/, under dispatch/ and everything above it."""
+    allowed = FOUNDATION + ("tilemlir.checks", "tilemlir.target")
+    reaching = {name: sorted(m for m in deps if _layer(m) not in allowed)
+                for name, deps in import_graph().items() if _layer(name) == "tilemlir.checks"}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
 def test_shared_lowering_code_does_not_import_the_variants():
     """lowering/ (addresses, access plans, materialize) sits under lowering/cuda/, which uses it."""
     variants = "tilemlir.lowering.cuda"
