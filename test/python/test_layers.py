@@ -118,6 +118,14 @@ def test_dispatch_reads_buffers_through_ir_not_lowering():
     assert {n: d for n, d in reaching.items() if d} == {}
 
 
+def test_the_runtime_reads_the_kernel_abi_not_lowering():
+    """What a kernel declares (tilemlir/ir/kernel_abi.py) is read by the runtime as by the
+    language and the interpreter; the runtime compiles through the pipeline, never lowering."""
+    reaching = {name: sorted(m for m in deps if m.startswith("tilemlir.lowering"))
+                for name, deps in import_graph().items() if name.startswith("tilemlir.runtime")}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
 def test_the_checks_build_on_the_foundation_and_targets_only():
     """checks/ (tile-verify, tile-check-async-proxy) runs before dispatch and reads tile IR: it
     sits on the foundation layers and target/, under dispatch/ and everything above it."""
