@@ -9,7 +9,8 @@ from mlir import ir
 from tilemlir.dispatch.registry import Registry, Reject, Variant, predicate, variants_for
 from tilemlir.ir.context import make_context
 from tilemlir.lowering.cuda import load_variants
-from tilemlir.pipeline import build_pass_manager
+from tilemlir.pipeline import build_pass_manager, dispatch_pass
+from tilemlir.target import Target
 
 load_variants()
 
@@ -86,7 +87,7 @@ def _dispatch(text, chip="sm_80"):
     with make_context():
         module = ir.Module.parse(text)
         try:
-            build_pass_manager(f"builtin.module(tile-dispatch{{chip={chip}}})").run(module.operation)
+            build_pass_manager(dispatch_pass(Target(chip))).run(module.operation)
         except ir.MLIRError as err:
             return None, [d.message for d in err.error_diagnostics]
         return str(module), []

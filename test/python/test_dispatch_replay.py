@@ -42,7 +42,7 @@ def dispatched(text: str, chip: str, replay: bool, materialize: bool = False):
         failures = []
         for op in module.body.operations:
             if op.operation.name == "gpu.module":
-                failures += dispatcher.run_dispatch(op.operation, Target.parse(chip),
+                failures += dispatcher.run_dispatch(op.operation, Target(chip),
                                                     replay=replay)
                 if materialize and not failures:
                     failures += run_materialize(op.operation)
@@ -142,7 +142,7 @@ def _seconds(text: str) -> float:
             gpu_module = next(op.operation for op in module.body.operations
                               if op.operation.name == "gpu.module")
             began = time.process_time()
-            assert dispatcher.run_dispatch(gpu_module, Target.parse("sm_80")) == []
+            assert dispatcher.run_dispatch(gpu_module, Target("sm_80")) == []
             assert run_materialize(gpu_module) == []
             best = min(best, time.process_time() - began)
     return best

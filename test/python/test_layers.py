@@ -126,6 +126,15 @@ def test_the_runtime_reads_the_kernel_abi_not_lowering():
     assert {n: d for n, d in reaching.items() if d} == {}
 
 
+def test_only_the_tools_read_pipeline_text():
+    """tilemlir.compile hands objects to the passes (tilemlir/pipeline.py); pipeline text is
+    tilemlir-opt's (and tilemlir-kernel's) input, read by tilemlir/tools/pass_pipeline.py."""
+    readers = sorted(name for name, deps in import_graph().items()
+                     if "tilemlir.tools.pass_pipeline" in deps
+                     and not name.startswith("tilemlir.tools"))
+    assert readers == []
+
+
 def test_the_checks_build_on_the_foundation_and_targets_only():
     """checks/ (tile-verify, tile-check-async-proxy) runs before dispatch and reads tile IR: it
     sits on the foundation layers and target/, under dispatch/ and everything above it."""

@@ -5,4 +5,5 @@
                      chip, extents, buffer types); tile-dispatch runs it first as well
     async_proxy.py   tile-check-async-proxy: an async-proxy read of shared memory that
                      generic-proxy writes reach without fence.proxy.async
+    nvvm_ops.py      tile-check-target: an nvvm or nvgpu op the target chip cannot compile
 """
