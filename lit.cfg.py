@@ -29,7 +29,7 @@ lit_config.note(f"tilemlir {tilemlir.__version__} from {os.path.dirname(tilemlir
 configure(config, lit_config, name="tilemlir", source_root=root,
           exec_root=os.path.join(root, "test", "Output"),
           tool_dirs=() if installed else (os.path.join(root, "tools"),))
-config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools",
+config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools", "dialects",
                    "bench", "docs", "results", "build", ".venv", ".devbundle", ".git"]
 if not installed:
     config.environment["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])

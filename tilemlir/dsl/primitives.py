@@ -210,7 +210,7 @@ class Scope:
             raise KernelError(f"gemm_async: transpose_B must be True or False, got "
                               f"{transpose_B!r}")
         if cta_group == 2:
-            from tilemlir.dispatch.cta_pair import leader_only_reason
+            from tilemlir.analysis.cta_pair import leader_only_reason
             reason = leader_only_reason(ir.InsertionPoint.current.block, "gemm_async")
             if reason:
                 raise KernelError(reason)

@@ -40,7 +40,7 @@ SPLIT_MARKER = re.compile(r"^//\s*-----\s*$", re.M)
 
 
 def _help_epilog() -> str:
-    from tilemlir.pipeline import TILE_PASSES
+    from tilemlir.tools.pass_pipeline import TILE_PASSES
     lines = ["tilemlir passes (use them by name inside --pass-pipeline):"]
     for info in TILE_PASSES.values():
         lines.append(f"  {info.name:18s} {info.summary}")
@@ -93,6 +93,8 @@ def list_variants() -> str:
     """The registry, primitive by primitive: name, priority, predicates, what each does."""
     from tilemlir.dispatch.context import OPERANDS
     from tilemlir.dispatch.registry import variants_for
+    from tilemlir.lowering.cuda import load_variants
+    load_variants()
     lines = []
     for primitive in OPERANDS:
         lines.append(f"tile.{primitive}")
@@ -195,7 +197,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     from mlir import ir
 
     from tilemlir.dispatch import explain
-    from tilemlir.pipeline import build_pass_manager
+    from tilemlir.tools.pass_pipeline import pass_manager
     produced: list[diagnostics.Diagnostic] = []
 
     def on_diagnostic(d):
@@ -215,7 +217,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
             if args.filename != "<stdin>":
                 _name_source(module, os.path.abspath(args.filename))
             if args.pass_pipeline:
-                pm = build_pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
+                pm = pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
                 recorder = explain.recording() if args.explain_dispatch \
                     else contextlib.nullcontext()
                 try:

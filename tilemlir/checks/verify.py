@@ -13,6 +13,7 @@ import functools
 
 from mlir import ir
 
+from tilemlir.ir import kernel_abi
 from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
 from tilemlir.ir.windows import overhang
@@ -212,8 +213,8 @@ def _check_extents(op: ir.Operation, name: str, limits, problems: _Problems) -> 
     for axis, (d, limit) in enumerate(zip(dims, limits)):
         if d > limit:
             problems.add(op, f"{name} {'xyz'[axis]} = {d} exceeds the hardware limit {limit}")
-    if name == "known_block_size" and dims[0] * dims[1] * dims[2] > MAX_BLOCK_THREADS:
-        problems.add(op, f"known_block_size {dims} has {dims[0] * dims[1] * dims[2]} threads; "
+    if name == kernel_abi.BLOCK and dims[0] * dims[1] * dims[2] > MAX_BLOCK_THREADS:
+        problems.add(op, f"{name} {dims} has {dims[0] * dims[1] * dims[2]} threads; "
                          f"a block has at most {MAX_BLOCK_THREADS}")
 
 
@@ -303,13 +304,13 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
         elif name in ("tile.tmem_alloc", "tile.tmem_dealloc"):
             _check_tmem_columns(op, problems)
         elif name == "gpu.func":
-            if tile_ops_seen and "known_block_size" not in op.attributes:
-                problems.add(op, "tile ops need their kernel's block size: give the gpu.func "
-                                 "known_block_size = array<i32: x, y, z>")
+            if tile_ops_seen and kernel_abi.BLOCK not in op.attributes:
+                problems.add(op, f"tile ops need their kernel's block size: give the gpu.func "
+                                 f"{kernel_abi.BLOCK} = array<i32: x, y, z>")
             tile_ops_seen = False
-            _check_extents(op, "known_block_size", MAX_BLOCK_DIMS, problems)
+            _check_extents(op, kernel_abi.BLOCK, MAX_BLOCK_DIMS, problems)
             _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
-            _check_extents(op, "tile.grid", MAX_GRID_DIMS, problems)   # the language's grid
+            _check_extents(op, kernel_abi.GRID, MAX_GRID_DIMS, problems)
         elif name.startswith("tile."):
             _check_buffer_values(op, problems)
         if name in WRITING_OPS:

@@ -1,7 +1,7 @@
 // The tile dialect: tile primitives over buffers that carry a memory scope and a layout.
 //
 // This file is the single definition of the dialect. tilemlir loads it into every Context it
-// makes; `mlir-opt --irdl-file=tilemlir/dialects/tile.irdl.mlir` loads the same file. IRDL ops print and
+// makes; `mlir-opt --irdl-file=dialects/tile.irdl.mlir` loads the same file. IRDL ops print and
 // parse in generic form only, e.g.
 //
 //   "tile.gemm"(%d, %a, %b, %d) <{alpha = 1.0 : f32, beta = 0.0 : f32, scope = "warp",
