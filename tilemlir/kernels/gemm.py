@@ -192,8 +192,33 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
     hgemm_v7 likewise for the 128 x 256 tiles, and with TAIL_SPLIT 2, 3 and 4 where its
     pairs leave a partial last wave; hgemm_v8 with SPLIT_K 2 and 4 where its
-    slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave)."""
+    slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave).
+
+    Rows that are not a whole number of 16-byte units rule TMA out where they are: K not a
+    multiple of 8 (A's and B's rows) leaves hgemm_v6 with PRODUCER="cp_async", N not a multiple
+    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct"."""
     k_tiles = math.ceil(K / BK)
+    configs = [_unaligned(c, K, N) for c in _aligned_candidates(M, N, K, k_tiles, sms)
+               if (K % 8 == 0 or c["KERNEL"] == "hgemm_v6")
+               and (N % 8 == 0 or c["KERNEL"] != "hgemm_v8")]
+    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
+                                          c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
+                                          -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
+                                          c["GROUP_M"] != GROUP_M))
+
+
+def _unaligned(config: dict, K: int, N: int) -> dict:
+    """`config` with cp.async loads where K rules TMA loads out, masked direct stores where N
+    rules TMA stores out (unchanged for aligned shapes)."""
+    config = dict(config)
+    if K % 8:
+        config["PRODUCER"] = "cp_async"
+    if N % 8:
+        config["EPILOGUE"] = "direct"
+    return config
+
+
+def _aligned_candidates(M: int, N: int, K: int, k_tiles: int, sms: int) -> list[dict]:
     configs = []
     for BM, BN in TILES:
         if BM > 64 and BM >= 2 * M or BN > 64 and BN >= 2 * N:
@@ -215,10 +240,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
                     if BN % (2 * SPLIT_K_STEP_N) == 0 and split <= k_tiles
                     and tiles * split <= sms]
-    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
-                                          c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
-                                          -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
-                                          c["GROUP_M"] != GROUP_M))
+    return configs
 
 
 def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
