@@ -248,19 +248,22 @@ def _holders(w: Window, group: np.ndarray, axes: dict, shift: dict) -> tuple[np.
                                  f"over threads, but {len(group)} threads execute the op: each "
                                  f"would use its own copy")
         return np.full(shape, group[0]), np.ones(shape, bool)
-    key_of_thread = {}
-    for t in group.tolist():
-        key = tuple(int(THREAD_AXES[a](t)) for a in thread_axes)
-        if key in key_of_thread:
-            raise InterpretError(f"the layout {w.type.layout} names threads by "
-                                 f"{', '.join(thread_axes)} only, which does not tell apart the "
-                                 f"{len(group)} threads executing the op")
-        key_of_thread[key] = t
+    # Each thread's and each element's values on the thread axes, numbered in one mixed radix:
+    # the element's holder is the thread of the same number.
+    thread_keys = np.stack([THREAD_AXES[a](group) for a in thread_axes])
     element_keys = np.stack([np.broadcast_to(axes[a] + shift.get(a, 0) + w.axis_base(a)[group[0]],
-                                             shape) for a in thread_axes],
-                            axis=-1).reshape(-1, len(thread_axes))
-    holder = np.array([key_of_thread.get(tuple(k), -1) for k in element_keys.tolist()])
-    holder = holder.reshape(shape)
+                                             shape).reshape(-1) for a in thread_axes])
+    if element_keys.min(initial=0) < 0:
+        raise InterpretError(f"a register window of {w.type.describe()} names a negative thread")
+    radix = np.maximum(thread_keys.max(axis=1), element_keys.max(axis=1)) + 1
+    thread_codes = np.ravel_multi_index(tuple(thread_keys), radix)
+    if len(np.unique(thread_codes)) != len(group):
+        raise InterpretError(f"the layout {w.type.layout} names threads by "
+                             f"{', '.join(thread_axes)} only, which does not tell apart the "
+                             f"{len(group)} threads executing the op")
+    lookup = np.full(int(np.prod(radix)), -1, np.int64)
+    lookup[thread_codes] = group
+    holder = lookup[np.ravel_multi_index(tuple(element_keys), radix)].reshape(shape)
     return np.where(holder < 0, group[0], holder), holder >= 0
 
 
