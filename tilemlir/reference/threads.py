@@ -201,8 +201,9 @@ class Scheduler:
 
     def _reset_schedule(self) -> None:
         self.strands: list[Strand] = []
-        self._instrs: dict = {}
-        self._blocks: dict = {}
+        if not hasattr(self, "_instrs"):
+            self._instrs: dict = {}          # compiled once per launch: every cluster runs them
+            self._blocks: dict = {}
 
     # ------------------------------------------------------------------ ops
     def instrs(self, block) -> list[Instr]:
