@@ -4,6 +4,7 @@
     import tilemlir.lang as T
     kernel = tilemlir.compile(my_kernel, target="sm_90a")
     tilemlir.interpret(my_kernel, a, b, d)        # the same kernel on the CPU, in numpy
+    print(tilemlir.check_banks(my_kernel))        # shared-memory bank conflicts, predicted
 """
 
 __version__ = "0.1.0"
@@ -17,6 +18,9 @@ def __getattr__(name):
     if name == "autotune":
         from tilemlir.runtime.tuning import autotune
         return autotune
+    if name == "check_banks":
+        from tilemlir.tools.banks import check_banks
+        return check_banks
     if name == "interpret":
         from tilemlir.reference import interpret
         return interpret

@@ -261,12 +261,32 @@ def _check_async_proxy_pass(options):
     return [("py", tile_check_async_proxy)]
 
 
+def _check_banks_pass(options):
+    fallback = _option_target(options) or Target.parse(DEFAULT_CHIP)
+
+    def tile_check_banks(op, pass_):
+        import sys
+
+        from tilemlir.lowering.banks import check_banks
+
+        def warn(root, target):
+            for access in check_banks(root, target):
+                if access.conflicts:
+                    print(f"{access.where}: warning: bank conflicts: {access.describe()}",
+                          file=sys.stderr)
+            return []
+        _for_each_gpu_module(op, fallback, warn)
+    return [("py", tile_check_banks)]
+
+
 def _to_ptx_pipeline(options):
     target = _option_target(options) or Target.parse(DEFAULT_CHIP)
     opts = {"chip": target.chip, "ptx": str(target.ptx)}
+    banks = _check_banks_pass(opts) if check_flag(options.get("check-banks", "false"),
+                                                  "option check-banks of tile-to-ptx") else []
     # The proxy check reads tile IR (after dispatch the buffers are pointer arithmetic), and
     # only IR the verifier accepted: it assumes buffer types that parse and fit.
-    return (_verify_pass(opts) + _check_async_proxy_pass(opts) + _dispatch_pass(opts)
+    return (_verify_pass(opts) + _check_async_proxy_pass(opts) + banks + _dispatch_pass(opts)
             + [("mlir", "canonicalize"), ("mlir", "cse")]
             + _materialize_pass(opts) + _check_target_pass(opts)
             + nvvm_pipeline(target, int(options.get("opt-level", 3)),
@@ -300,6 +320,13 @@ TILE_PASSES = {
         "tile-check-async-proxy", "on tile IR: reject an async-proxy read of shared memory "
         "(wgmma / tcgen05.mma operands, TMA store sources) that generic-proxy writes reach "
         "with no fence.proxy.async between them", {}, _check_async_proxy_pass),
+    "tile-check-banks": PassInfo(
+        "tile-check-banks", "on tile IR: warn (on stderr) of every shared-memory access of a "
+        "copy or reduction whose requests take more wavefronts than the ideal (bank "
+        "conflicts), as the variants tile-dispatch chooses would make it",
+        {"chip": "target chip (default: the gpu.module's #nvvm.target, else sm_90a)",
+         "ptx": "PTX ISA version as an integer"},
+        _check_banks_pass),
     "tile-kernel-abi": PassInfo(
         "tile-kernel-abi", "on lowered llvm.func kernels: TMA tensor-map parameters become "
         "64-byte-aligned by-value grid constants", {}, _kernel_abi_pass),
@@ -311,7 +338,8 @@ TILE_PASSES = {
         {"chip": "target chip (default sm_90a)", "ptx": "PTX ISA version, e.g. 80",
          "opt-level": "LLVM optimisation level for the device code (default 3)",
          "line-info": "true: the PTX carries .file/.loc directives naming the source lines "
-                      "of the ops' locations, for ncu's source view (default false)"},
+                      "of the ops' locations, for ncu's source view (default false)",
+         "check-banks": "true: run tile-check-banks before tile-dispatch (default false)"},
         _to_ptx_pipeline),
 }
 
