@@ -104,20 +104,21 @@ class Shadow:
     def __init__(self, nbytes: int, what: str):
         self.what = what
         self.w_agent = np.full(nbytes, -1, np.int32)
-        self.w_clock = np.zeros(nbytes, np.int64)
+        self.w_clock = np.zeros(nbytes, np.int32)
         self.w_loc = np.zeros(nbytes, np.int32)
         self.w_generic = np.zeros(nbytes, bool)
         self.readers: list[int] = []
-        self.r_clock = np.zeros((0, nbytes), np.int64)
+        self.r_clock = np.zeros((0, nbytes), np.int32)      # rows for readers, grown by 4
         self.r_loc = np.zeros((0, nbytes), np.int32)
         self.buffers: list[tuple[int, int, str]] = []     # (start, end, where allocated)
 
     def reader_row(self, agent: int) -> int:
         if agent not in self.readers:
             self.readers.append(agent)
-            nbytes = len(self.w_agent)
-            self.r_clock = np.vstack([self.r_clock, np.zeros((1, nbytes), np.int64)])
-            self.r_loc = np.vstack([self.r_loc, np.zeros((1, nbytes), np.int32)])
+            if len(self.readers) > len(self.r_clock):
+                more = np.zeros((4, self.r_clock.shape[1]), np.int32)
+                self.r_clock = np.concatenate([self.r_clock, more])
+                self.r_loc = np.concatenate([self.r_loc, more])
         return self.readers.index(agent)
 
     def describe(self, byte: int) -> str:
@@ -173,7 +174,7 @@ class Races:
         known = self.clocks.fit(known)
         self._after_write(shadow, bytes_, agent, known, loc, what, "write")
         if shadow.readers:
-            reads = shadow.r_clock[:, bytes_]
+            reads = shadow.r_clock[:len(shadow.readers), bytes_]
             readers = np.array(shadow.readers)
             late = (reads > known[readers][:, None]) & (readers != agent)[:, None]
             if late.any():
@@ -200,16 +201,15 @@ class Races:
                          int(writers[i]), int(clocks[i]), "write")
 
     def _fenced(self, shadow, bytes_, known, loc, what) -> None:
-        generic = shadow.w_generic[bytes_] & (shadow.w_agent[bytes_] >= 0)
+        writers = shadow.w_agent[bytes_]
+        generic = shadow.w_generic[bytes_] & (writers >= 0)
         if not generic.any():
             return
-        pairs = np.unique(np.stack([shadow.w_agent[bytes_][generic],
-                                    shadow.w_clock[bytes_][generic]], axis=1), axis=0)
-        for warp, written in pairs.tolist():
+        codes = writers[generic].astype(np.int64) << 32 | shadow.w_clock[bytes_][generic]
+        for code in np.unique(codes).tolist():
+            warp, written = code >> 32, code & 0xFFFFFFFF
             if not self.clocks.fenced(warp, written, int(known[warp])):
-                i = int(np.flatnonzero(generic & (shadow.w_agent[bytes_] == warp)
-                                       & (shadow.w_clock[bytes_] == written))[0])
-                byte = int(bytes_[i])
+                byte = int(bytes_[generic][np.flatnonzero(codes == code)[0]])
                 raise RaceError(
                     f"this async-proxy read, {what}, of {shadow.describe(byte)} comes after the "
                     f"generic-proxy write at {self.locs[shadow.w_loc[byte]]} "
