@@ -111,7 +111,8 @@ class Machine(Scheduler):
     def __init__(self, func, buffers: dict[int, Storage], scalars: dict[int, object],
                  out=None, races: bool = True):
         self.func = func
-        self.threads, self.grid, self.cluster_shape = launch_shape(func)
+        threads, self.grid, self.cluster_shape = launch_shape(func)
+        super().__init__(threads)
         self.buffers, self.scalars = buffers, scalars
         self.out = out or sys.stdout
         self.tids = np.arange(self.threads)
@@ -130,7 +131,7 @@ class Machine(Scheduler):
                                        for dy in range(cy) for dx in range(cx)])
 
     def _run_cluster(self, coords) -> None:
-        self._reset_schedule()
+        self.strands = []
         self.cluster = [CTA(c, rank, self.threads, self.shared_bytes)
                         for rank, c in enumerate(coords)]
         self.barriers: dict = {}
@@ -472,11 +473,14 @@ class Machine(Scheduler):
                         f"{k} of warpgroup {g} of {cta.name}) comes before a wgmma.wait_group "
                         f"retires that group")
 
-    def _read_tile(self, value, group, op, holders=None) -> Tile:
+    def _read_tile(self, value, group, op, holders=None, track: bool = True) -> Tile:
+        """An operand for the threads `group`: a buffer's window (the access tracked by the
+        race detector unless `track` is False), or a scalar (one per thread)."""
         if is_buffer_type(value.type):
             w = self._window(value)
-            self._registers(w, group, False)
-            self._shared_access(w, group, False, op, holders)
+            if track:
+                self._registers(w, group, False)
+                self._shared_access(w, group, False, op, holders)
             return read(w, group)
         scalars = self.env[value][group]
         return Tile(scalars.reshape(-1, 1) if len(group) > 1 else scalars[:1].reshape(1, 1),
@@ -528,9 +532,7 @@ class Machine(Scheduler):
         shape = dst.type.shape
         for group in self._groups(op, mask):
             holders = self._movers(dst, operands, group) if track else None
-            tiles = [self._read_tile(v, group, op, holders) if track else
-                     read(self._window(v), group) if is_buffer_type(v.type) else
-                     self._read_tile(v, group, op) for v in operands]
+            tiles = [self._read_tile(v, group, op, holders, track) for v in operands]
             if len(tiles) == 1 and tiles[0].values[0].size == dst.type.size:
                 tiles = [Tile(tiles[0].values.reshape(tiles[0].values.shape[:1] + shape),
                               tiles[0].held.reshape(shape))]       # copy, cast: same size
@@ -685,7 +687,7 @@ class Machine(Scheduler):
             self._write_tile(dst, group, result.reshape(result.shape[:1] + dst.type.shape), op)
 
     def _whole(self, value, group, name: str, op, track: bool = True) -> np.ndarray:
-        tile = self._read_tile(value, group, op) if track else read(self._window(value), group)
+        tile = self._read_tile(value, group, op, track=track)
         if not tile.held.all():
             raise InterpretError(f"operand {name} is not held whole by the threads of the scope "
                                  f"(its layout spreads it over other threads)")
@@ -702,7 +704,7 @@ class Machine(Scheduler):
             A, B = self._whole(a, group, "A", op), self._whole(b, group, "B", op)
             A = A.T if ir.BoolAttr(op.attributes["transpose_a"]).value else A
             B = B.T if ir.BoolAttr(op.attributes["transpose_b"]).value else B
-            result = np.float32(alpha) * _matmul(A, B)
+            result = np.float32(alpha) * (A @ B)
             if beta != 0.0:
                 result = result + np.float32(beta) * self._whole(c, group, "C", op)
             self._write_tile(self._window(d), group, result[None], op)
@@ -719,8 +721,7 @@ class Machine(Scheduler):
         for group in self._groups(op, mask):
             wgmma = dst.scope == "local"
             B = self._whole(b, group, "B", op, track=not wgmma)
-            result = _matmul(self._whole(a, group, "A", op, track=not wgmma),
-                             B if transpose_b else B.T)
+            result = self._whole(a, group, "A", op, track=not wgmma) @ (B if transpose_b else B.T)
             if self._same_value(accum, group, "accum"):
                 result = result + self._whole(d, group, "D", op, track=False)
             write(dst, group, result[None])
@@ -951,12 +952,6 @@ class Machine(Scheduler):
             self._pointer_access(pointer, elem, np.array([warp]), True, op)
             pointer.storage.typed(elem)[rows, index] = cta.tmem_columns
             cta.tmem_columns += ncols
-
-
-def _matmul(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """a @ b in float32 by numpy's own loop: BLAS's thread pool costs far more than these
-    small products, and on a busy machine it costs hundreds of times more."""
-    return np.einsum("ik,kj->ij", a, b)
 
 
 def _byte_rows(elements: np.ndarray, itemsize: int) -> np.ndarray:

@@ -197,13 +197,11 @@ class Scheduler:
     """Runs the strands of one cluster until every thread has returned; control flow, forks,
     merges and the deadlock report. The op handlers are Machine's."""
 
-    threads: int
-
-    def _reset_schedule(self) -> None:
+    def __init__(self, threads: int):
+        self.threads = threads
         self.strands: list[Strand] = []
-        if not hasattr(self, "_instrs"):
-            self._instrs: dict = {}          # compiled once per launch: every cluster runs them
-            self._blocks: dict = {}
+        self._instrs: dict = {}          # block -> its Instrs, for every cluster of the launch
+        self._blocks: dict = {}          # op -> whether an op inside it can block
 
     # ------------------------------------------------------------------ ops
     def instrs(self, block) -> list[Instr]:
