@@ -26,6 +26,7 @@ import numpy as np
 from mlir import ir
 
 from tilemlir.analysis.alignment import dynamic_multiple
+from tilemlir.ir.locations import python_line
 from tilemlir.ir.windows import BufferRef
 
 BANKS = 32
@@ -216,7 +217,7 @@ def check_banks(root: ir.Operation, target) -> BankReport:
             except DispatchFailure:
                 continue
         for n in notes:
-            for a in accesses_of(n, _where(op), op.name, variant.name):
+            for a in accesses_of(n, python_line(op) or op.name, op.name, variant.name):
                 key = (a.where, a.op, a.variant, a.instruction, a.buffer, a.assumption)
                 same = merged.get(key)
                 if same is not None:
@@ -227,17 +228,3 @@ def check_banks(root: ir.Operation, target) -> BankReport:
                                 worst_ideal=worse.worst_ideal)
                 merged[key] = a
     return BankReport(merged.values())
-
-
-def _where(op) -> str:
-    loc = op.location
-    while not loc.is_a_file():
-        if loc.is_a_name():
-            loc = loc.child_loc
-        elif loc.is_a_callsite():
-            loc = loc.callee
-        elif loc.is_a_fused() and loc.locations:
-            loc = loc.locations[0]
-        else:
-            return op.name
-    return f"{loc.filename}:{loc.start_line}"

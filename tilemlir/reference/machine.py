@@ -29,7 +29,8 @@ from tilemlir.reference.memory import (THREAD_AXES, TMEM_COLUMNS, Elem, Interpre
                                        place, read, window, write)
 from tilemlir.reference.races import Clocks, RaceError, Races
 from tilemlir.reference.sync import BarrierWait, Mbarrier, MbarrierWait, NamedBarrier
-from tilemlir.reference.threads import CTA, SCOPE_THREADS, Frame, Scheduler, Strand, where
+from tilemlir.ir.locations import python_line
+from tilemlir.reference.threads import CTA, SCOPE_THREADS, Frame, Scheduler, Strand
 
 _CMPI = {0: np.equal, 1: np.not_equal, 2: np.less, 3: np.less_equal, 4: np.greater,
          5: np.greater_equal, 6: np.less, 7: np.less_equal, 8: np.greater, 9: np.greater_equal}
@@ -178,7 +179,7 @@ class Machine(Scheduler):
         """The race detector's id of the op's Python line."""
         found = self._where.get(op)
         if found is None:
-            found = self._where[op] = where(op) or op.name
+            found = self._where[op] = python_line(op) or op.name
         return self.races.loc(found)
 
     # ------------------------------------------------------------------ scalars
@@ -328,7 +329,7 @@ class Machine(Scheduler):
                                          elements=span)
         if self.races is not None:
             self._shadow(self.cta.shared).buffers.append(
-                (base, base + span * elem.itemsize, where(op) or "an unknown line"))
+                (base, base + span * elem.itemsize, python_line(op) or "an unknown line"))
 
     def _op_tile_alloc_local(self, op, mask):
         if op.results[0] in self.roots:
@@ -747,7 +748,8 @@ class Machine(Scheduler):
                                 f"{cta.name} (group {k})", async_proxy=True)
             elif w.scope == "local":
                 reads.add(id(w.root.storage))
-        cta.wgmma_pending[g].append((k, reads, {id(dst.root.storage)}, where(op) or op.name))
+        cta.wgmma_pending[g].append((k, reads, {id(dst.root.storage)},
+                                     python_line(op) or op.name))
 
     # ------------------------------------------------------------------ async groups
     def _op_tile_async_commit(self, op, mask):

@@ -34,7 +34,8 @@ import copy
 import numpy as np
 from mlir import ir
 
-from tilemlir.reference.memory import InterpretError, Storage, TMEM_COLUMNS, TMEM_LANES
+from tilemlir.ir.locations import python_line
+from tilemlir.reference.memory import TMEM_COLUMNS, TMEM_LANES, InterpretError, Storage
 from tilemlir.reference.sync import Collective, NamedBarrier, Wait
 
 _PRIMITIVES = frozenset({
@@ -47,26 +48,10 @@ SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
 _CONTROL = object()          # a handler changed the strand's stack itself
 
 
-def where(op) -> str:
-    """`file:line` of the op's first file location (the kernel's Python line), or ""."""
-    loc = op.location
-    while True:
-        if loc.is_a_file():
-            return f"{loc.filename}:{loc.start_line}"
-        if loc.is_a_name():
-            loc = loc.child_loc
-        elif loc.is_a_callsite():
-            loc = loc.callee
-        elif loc.is_a_fused() and loc.locations:
-            loc = loc.locations[0]
-        else:
-            return ""
-
-
 def located(err: InterpretError, op) -> InterpretError:
     """`err` with the op's Python line in front (once)."""
     if not getattr(err, "located", False):
-        line = where(op)
+        line = python_line(op)
         if line:
             err.args = (f"{line}: {err.args[0] if err.args else ''}",) + err.args[1:]
         err.located = True
@@ -542,7 +527,7 @@ class Scheduler:
         for s in self.strands:
             self.enter(s)
             op = s.wait.op
-            line = where(op)
+            line = python_line(op)
             first = first or line
             lines.append(f"  {s.cta.name}, {thread_ranges(s.mask)}: at {line or op.name}: "
                          f"{s.wait.describe(self, s.mask)}")
