@@ -47,8 +47,8 @@ from __future__ import annotations
 import math
 import threading
 
-from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8,
-                                           v7_pairs)
+from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
+from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -143,11 +143,10 @@ def v7_balanced_sms(M: int, N: int, sms: int = SMS) -> int:
     """The SMs hgemm_v7 (128 x 256 tiles) is given on M x N: where its pairs take 2 to
     BALANCED_WAVES waves of the sms / 2 clusters, twice the clusters that run the same waves
     with an equal number of pairs each; else all of them."""
-    pairs, clusters = v7_pairs(M, N, 128, 256), sms // 2
-    waves = math.ceil(pairs / clusters)
-    if not 2 <= waves <= BALANCED_WAVES:
+    pairs = TileSchedule(M, N, 128, 256, sms=sms, pairs=True)
+    if not 2 <= pairs.waves <= BALANCED_WAVES:
         return sms
-    return 2 * math.ceil(pairs / waves)
+    return 2 * pairs.balanced_workers()
 
 
 def _v8_config(BM: int, BN: int, split_k: int) -> dict:
@@ -159,23 +158,21 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM."""
     tile = (config["BM"], config["BN"])
     split = config.get("SPLIT_K", 1)
-    tiles_m, tiles_n = math.ceil(M / tile[0]), math.ceil(N / tile[1])
     k_tiles = math.ceil(K / BK)
     cost = KTILE_COST[tile]
     if config.get("KERNEL") == "hgemm_v7":
         cost *= V7_KTILE_FACTOR
-        pairs, clusters = v7_pairs(M, N, *tile), config.get("SMS", sms) // 2
         tail_split = config.get("TAIL_SPLIT", 1)
+        schedule = TileSchedule(M, N, *tile, sms=config.get("SMS", sms), split_k=split,
+                                tail_split=tail_split, pairs=True)
         if tail_split > 1:                 # whole waves unsplit, then the split last wave
-            whole_waves = pairs // clusters
-            tail_waves = math.ceil(pairs % clusters * tail_split / clusters)
-            return (whole_waves * (k_tiles * cost + UNIT_OVERHEAD[tile])
-                    + tail_waves * (math.ceil(k_tiles / tail_split) * cost
-                                    + UNIT_OVERHEAD[tile]
-                                    + (1 + tail_split) * TAIL_PARTIAL_COST))
-        waves = math.ceil(pairs * split / clusters)
+            return (schedule.whole_waves * (k_tiles * cost + UNIT_OVERHEAD[tile])
+                    + schedule.split_waves * (math.ceil(k_tiles / tail_split) * cost
+                                              + UNIT_OVERHEAD[tile]
+                                              + (1 + tail_split) * TAIL_PARTIAL_COST))
+        waves = schedule.waves
     else:
-        waves = math.ceil(tiles_m * tiles_n * split / sms)
+        waves = TileSchedule(M, N, *tile, sms=sms, split_k=split).waves
         if waves == 1:
             cost = ONE_WAVE_KTILE_COST.get(tile, cost)
     if config.get("KERNEL") == "hgemm_v8":
@@ -205,8 +202,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         configs.append(_config(BM, BN, 1))
         if (BM, BN) == (128, 256):
             configs.append(_v7_config(sms=v7_balanced_sms(M, N, sms)))
-            pairs, clusters = v7_pairs(M, N, BM, BN), sms // 2
-            if pairs % clusters and pairs // clusters <= TAIL_WHOLE_WAVES:
+            pairs = TileSchedule(M, N, BM, BN, sms=sms, pairs=True)
+            if pairs.items % pairs.capacity and pairs.whole_waves <= TAIL_WHOLE_WAVES:
                 configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
         if tiles > sms:
             configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]

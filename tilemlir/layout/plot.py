@@ -45,6 +45,12 @@ class LayoutPicture:
     colours: np.ndarray         # int, (rows, columns)
 
 
+def holder_threads(values: dict):
+    """The thread of its CTA holding each element, from a layout's values on the thread axes
+    (an axis it does not name reads 0): an array like the values, or 0."""
+    return sum(np.asarray(values[a]) * w for a, w in _THREAD_WEIGHTS.items() if a in values)
+
+
 def _kind(layout: TileLayout, kind: str | None) -> str:
     axes = layout.axes()
     found = "tmem" if "TLane" in axes or "TCol" in axes else \
@@ -71,7 +77,7 @@ def picture(layout: TileLayout, shape, elem_bits: int = 16,
     replicas = f"; each element is also held by {copies - 1} replicas " \
                f"({', '.join(str(it) for it in layout.replica)})" if layout.replica else ""
     if kind == "registers":
-        thread = sum(values.get(a, zero) * w for a, w in _THREAD_WEIGHTS.items())
+        thread = np.broadcast_to(holder_threads(values), dims)
         slot = values.get(MEMORY, zero)
         labels = np.char.add(np.char.add("T", thread.astype(str)),
                              np.char.add(":", slot.astype(str)))

@@ -1,4 +1,5 @@
-"""Kernel arguments: numpy arrays on the host, CUDA tensors (torch, cupy, ...) through DLPack.
+"""Kernel arguments: numpy arrays on the host, CUDA tensors of any framework (torch, cupy, ...)
+through DLPack or the CUDA Array Interface, read by cuda.core's StridedMemoryView.
 
 Every argument is checked against the kernel's parameter (kind, dtype, shape, device,
 contiguity); a mismatch raises ArgumentError naming the parameter.
@@ -6,7 +7,7 @@ contiguity); a mismatch raises ArgumentError naming the parameter.
 
 from __future__ import annotations
 
-import ctypes
+import functools
 import math
 from dataclasses import dataclass
 
@@ -22,34 +23,17 @@ class ArgumentError(TypeError):
 NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8,
                 "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8}
 
-# DLPack type codes: 0 int, 1 uint, 2 float, 4 bfloat.
-DLPACK_DTYPES = {(2, 16): "f16", (2, 32): "f32", (2, 64): "f64", (4, 16): "bf16", (0, 8): "i8",
-                 (0, 16): "i16", (0, 32): "i32", (0, 64): "i64", (1, 8): "ui8"}
-DL_CUDA, DL_CUDA_MANAGED = 2, 13
+# DLPack's device types of memory a kernel can use: kDLCUDA, kDLCUDAManaged.
+DLPACK_CUDA_DEVICES = (2, 13)
 
-
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
-
-
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
-
-
-_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
-_capsule_pointer.restype = ctypes.c_void_p
-_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# numpy dtype names of the element types, as cuda.core's views give them (bfloat16 through
+# ml_dtypes).
+VIEW_DTYPES = {np.dtype(v).name: k for k, v in NUMPY_DTYPES.items()} | {"bfloat16": "bf16"}
 
 
 @dataclass
 class DeviceTensor:
-    """A CUDA tensor seen through DLPack (the owner keeps the memory alive)."""
+    """A CUDA tensor's description (`owner` keeps the memory alive)."""
     owner: object
     address: int
     dtype: str | None
@@ -58,27 +42,48 @@ class DeviceTensor:
     device: int
 
 
-def peek_dlpack(obj) -> DeviceTensor:
-    """Reads a DLPack tensor's description without taking ownership of it."""
+@functools.lru_cache(maxsize=1)
+def _strided_memory_view():
+    """cuda.core's view constructor: `from_any_interface` (DLPack, else the CUDA Array
+    Interface), or, on older cuda.core (StridedMemoryView under cuda.core.experimental, no
+    `from_any_interface`), the class itself, which does the same."""
     try:
-        capsule = obj.__dlpack__()
-    except TypeError:          # older exporters want a stream argument
-        capsule = obj.__dlpack__(stream=None)
-    tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
-    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
-    contiguous = True
-    if tensor.strides:
-        expected = 1
-        for i in reversed(range(tensor.ndim)):
-            if shape[i] != 1 and tensor.strides[i] != expected:
-                contiguous = False
-            expected *= shape[i]
-    dtype = DLPACK_DTYPES.get((tensor.dtype.code, tensor.dtype.bits)) \
-        if tensor.dtype.lanes == 1 else None
-    if tensor.device.device_type not in (DL_CUDA, DL_CUDA_MANAGED):
+        from cuda.core.utils import StridedMemoryView
+    except ImportError:
+        from cuda.core.experimental.utils import StridedMemoryView
+    return getattr(StridedMemoryView, "from_any_interface", StridedMemoryView)
+
+
+def _row_major(shape, strides) -> bool:
+    """Whether element `strides` (None: row-major, as older cuda.core says) are row-major;
+    dimensions of extent 1 may have any stride."""
+    if strides is None:
+        return True
+    expected = 1
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+def view_tensor(obj) -> DeviceTensor:
+    """A CUDA tensor of any framework, through cuda.core's StridedMemoryView (DLPack or the
+    CUDA Array Interface), without ordering any stream: the kernel runs on the stream the
+    caller names or the framework's current one."""
+    if not is_device_tensor(obj):      # pinned host memory, say, is device-accessible too
         raise ArgumentError("not a CUDA tensor")
-    return DeviceTensor(obj, (tensor.data or 0) + tensor.byte_offset, dtype, shape, contiguous,
-                        tensor.device.device_id)
+    try:
+        view = _strided_memory_view()(obj, stream_ptr=-1)
+    except Exception:
+        raise ArgumentError("not a CUDA tensor") from None
+    try:
+        dtype = VIEW_DTYPES.get(view.dtype.name)
+    except Exception:          # a dtype numpy lacks (bfloat16 without ml_dtypes, ...)
+        dtype = None
+    shape = tuple(view.shape)
+    return DeviceTensor(view, view.ptr, dtype, shape, _row_major(shape, view.strides),
+                        view.device_id)
 
 
 # The scalar parameter types' ranges: a value outside would be truncated silently by ctypes.
@@ -98,7 +103,7 @@ def _is_torch_tensor(obj) -> bool:
 
 
 def _peek_torch(t) -> DeviceTensor:
-    """torch tensors without a DLPack capsule: the launch path's common case, kept cheap."""
+    """torch tensors read directly: the launch path's common case, kept cheap."""
     if not t.is_cuda:
         raise ArgumentError("not a CUDA tensor")
     return DeviceTensor(t, t.data_ptr(), _TORCH_DTYPES.get(str(t.dtype)), tuple(t.shape),
@@ -108,10 +113,12 @@ def _peek_torch(t) -> DeviceTensor:
 def is_device_tensor(obj) -> bool:
     if _is_torch_tensor(obj):
         return obj.is_cuda
-    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+    if isinstance(obj, np.ndarray):
         return False
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
     try:
-        return obj.__dlpack_device__()[0] in (DL_CUDA, DL_CUDA_MANAGED)
+        return obj.__dlpack_device__()[0] in DLPACK_CUDA_DEVICES
     except Exception:
         return False
 
@@ -138,7 +145,7 @@ def check_host_array(p: Param, value) -> np.ndarray:
 
 def check_device_tensor(p: Param, value) -> DeviceTensor:
     try:
-        t = _peek_torch(value) if _is_torch_tensor(value) else peek_dlpack(value)
+        t = _peek_torch(value) if _is_torch_tensor(value) else view_tensor(value)
     except ArgumentError:
         raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor") from None
     _check_shape(p, t.shape, t.dtype, t.contiguous)

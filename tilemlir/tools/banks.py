@@ -19,7 +19,7 @@ from tilemlir.target import DEFAULT_CHIP, Target
 
 
 def check_banks(kernel, target: str | None = None) -> BankReport:
-    """The BankReport of `kernel` (a @T.kernel function, tile-IR text or an ir.Module) for
+    """The BankReport of `kernel` (a @T.prim_func function, tile-IR text or an ir.Module) for
     `target` (a chip such as "sm_90a"; default sm_90a). Malformed tile IR raises
     PipelineError with tile-verify's diagnostics."""
     from tilemlir.dsl.kernel import KernelFunction
@@ -31,7 +31,7 @@ def check_banks(kernel, target: str | None = None) -> BankReport:
         with make_context():
             module = ir.Module.parse(kernel)
     else:
-        raise TypeError(f"cannot check a {type(kernel).__name__}: pass a @T.kernel function, "
+        raise TypeError(f"cannot check a {type(kernel).__name__}: pass a @T.prim_func function, "
                         f"tile-IR text or an ir.Module")
     chip = Target.parse(target or DEFAULT_CHIP)
     with module.context:

@@ -21,6 +21,7 @@ writes -o, nothing is lost either. The launcher does not load MLIR (a few ms).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
@@ -80,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the resulting IR (default) or the PTX of its gpu.binary ops")
     p.add_argument("--list-variants", action="store_true",
                    help="list every tile primitive's registered variants, in dispatch order")
+    p.add_argument("--explain-dispatch", action="store_true",
+                   help="print, for each tile op tile-dispatch lowers, the variant chosen, the "
+                        "variants that lost and why, the ops it emits and the bytes it moves "
+                        "(to stderr)")
     p.add_argument("--version", action=_PrintVersion)
     return p
 
@@ -189,6 +194,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     """(printed output or None, diagnostics) for one chunk."""
     from mlir import ir
 
+    from tilemlir.dispatch import explain
     from tilemlir.pipeline import build_pass_manager
     produced: list[diagnostics.Diagnostic] = []
 
@@ -210,12 +216,21 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
                 _name_source(module, os.path.abspath(args.filename))
             if args.pass_pipeline:
                 pm = build_pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
+                recorder = explain.recording() if args.explain_dispatch \
+                    else contextlib.nullcontext()
                 try:
-                    pm.run(module.operation)
+                    with recorder as decisions:
+                        pm.run(module.operation)
                 except ir.MLIRError as err:
                     for d in err.error_diagnostics:
                         produced.extend(diagnostics.from_mlir(d))
                     return None, produced
+                finally:
+                    if args.explain_dispatch:
+                        print(explain.render(decisions), file=sys.stderr)
+            elif args.explain_dispatch:
+                raise UsageError("--explain-dispatch explains the tile-dispatch passes of "
+                                 "--pass-pipeline, and none was given")
             return _render_output(module, args.emit), produced
     finally:
         handler.detach()
