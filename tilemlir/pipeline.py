@@ -263,19 +263,20 @@ def _check_async_proxy_pass(options):
 
 def _check_banks_pass(options):
     fallback = _option_target(options) or Target.parse(DEFAULT_CHIP)
+    every = check_flag(options.get("all", "false"), "option all of tile-check-banks")
 
     def tile_check_banks(op, pass_):
         import sys
 
         from tilemlir.lowering.banks import check_banks
 
-        def warn(root, target):
+        def report(root, target):
             for access in check_banks(root, target):
-                if access.conflicts:
-                    print(f"{access.where}: warning: bank conflicts: {access.describe()}",
-                          file=sys.stderr)
+                if access.conflicts or every:
+                    kind = "warning: bank conflicts" if access.conflicts else "remark: banks"
+                    print(f"{access.where}: {kind}: {access.describe()}", file=sys.stderr)
             return []
-        _for_each_gpu_module(op, fallback, warn)
+        _for_each_gpu_module(op, fallback, report)
     return [("py", tile_check_banks)]
 
 
@@ -325,7 +326,8 @@ TILE_PASSES = {
         "copy or reduction whose requests take more wavefronts than the ideal (bank "
         "conflicts), as the variants tile-dispatch chooses would make it",
         {"chip": "target chip (default: the gpu.module's #nvvm.target, else sm_90a)",
-         "ptx": "PTX ISA version as an integer"},
+         "ptx": "PTX ISA version as an integer",
+         "all": "true: a remark for every access without conflicts too (default false)"},
         _check_banks_pass),
     "tile-kernel-abi": PassInfo(
         "tile-kernel-abi", "on lowered llvm.func kernels: TMA tensor-map parameters become "

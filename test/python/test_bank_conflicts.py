@@ -81,6 +81,16 @@ def test_the_pass_warns_of_conflicts_only(capfd):
     assert "worst request 32 wavefronts, ideal 4" in err[0]
 
 
+def test_the_pass_reports_every_access_when_asked(capfd):
+    module = _bench().kernel("rows_swizzled").build()
+    with module.context:
+        build_pass_manager("builtin.module(tile-check-banks{chip=sm_90a all=true})").run(
+            module.operation)
+    err = capfd.readouterr().err.splitlines()
+    assert len(err) == 2 and all(": remark: banks: tile.copy (" in line for line in err), err
+    assert "(0 avoidable)" in err[1]
+
+
 def test_tile_to_ptx_can_check_banks_first(capfd):
     module = _bench().kernel("rows_plain").build()
     with module.context:
