@@ -57,7 +57,6 @@ METRICS = {
 def kernel(name: str):
     layout = LAYOUTS[name]
 
-    @T.prim_func
     def rows(X: T.Buffer((CTAS * ROWS, COLS), "float16"),
              Y: T.Buffer((CTAS * ROWS, COLS), "float16")):
         pid = T.cta_id([CTAS])
@@ -70,8 +69,8 @@ def kernel(name: str):
         T.cuda.cta_sync()
         Tx.warp.copy(r, tile)
         Tx.warp.copy(Y[pid * ROWS:pid * ROWS + ROWS, :], r)
-    rows.__name__ = name
-    return rows
+    rows.__name__ = name                    # the kernel's name, which ncu's -k picks
+    return T.prim_func(rows)
 
 
 def prediction(name: str) -> dict:
