@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 
 import tilemlir
-from tilemlir.kernels import (attention, gemm_epilogue, hgemm_hopper, hgemm_tcgen05, hgemm_wgmma,
-                              mma_demo, norms, warp_gemm)
+from tilemlir.kernels import (attention, gemm_epilogue, hgemm_blackwell, hgemm_hopper,
+                              hgemm_tcgen05, hgemm_wgmma, mma_demo, norms, warp_gemm)
 from tilemlir.reference import InterpretError
 from tilemlir.reference.memory import bf16_bits
 
@@ -311,6 +311,14 @@ def test_warp_specialized_gemms_match_numpy(name):
     per consumer, persistent CTAs with TMA stores (v6), 2-CTA clusters with B multicast and
     stages freed in both CTAs through mapa (v7)."""
     _gemm(getattr(hgemm_hopper, name)(256, 256, 128), 256, 256, 128)
+
+
+@pytest.mark.parametrize("name", ["hgemm_v4", "hgemm_v5", "hgemm_v6"])
+def test_blackwell_warp_specialized_gemms_match_numpy(name):
+    """Blackwell (tcgen05): a TMA ring with MMAs committing to mbarriers (v4), warp roles (v5),
+    double-buffered TMEM accumulators handed over by barrier pairs (v6). v7's CTA pairs
+    (cta_group=2) are not modelled."""
+    _gemm(getattr(hgemm_blackwell, name)(256, 256, 128), 256, 256, 128)
 
 
 def test_split_k_gemms_match_numpy():
