@@ -138,6 +138,41 @@ irdl.dialect @tile {
     irdl.attributes { "scope" = %scope }
   }
 
+  // copy / copy_async of a window whose valid part is smaller than the window (a ragged edge):
+  // element i of the window is in range when i[d] < bounds[d] for every dim d (one index per
+  // dim, values known at run time). Reads out of range give `fill` (an attribute of dst's
+  // element type; 0 when absent), writes out of range are skipped; copy_async_masked reads
+  // zeros out of range (cp.async's zero fill). The masked forms are their own ops so that the
+  // unmasked ones, and what they lower to, stay as they are.
+  irdl.operation @copy_masked {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %bound = irdl.is index
+    %fill = irdl.any
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, bounds: variadic %bound)
+    irdl.attributes { "scope" = %scope, "fill" = %fill }
+  }
+
+  irdl.operation @copy_async_masked {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %bound = irdl.is index
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, bounds: variadic %bound)
+    irdl.attributes { "scope" = %scope }
+  }
+
   // copy_async into the shared memory of several CTAs of a thread-block cluster: `src` lands
   // at `dst`'s offset in each CTA whose rank is set in the i16 mask `multicast`, and completes
   // on the barrier at `barrier`'s offset in each of them (TMA .multicast::cluster). Its own op,

@@ -15,6 +15,7 @@ from mlir import ir
 
 from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
+from tilemlir.ir.windows import overhang
 from tilemlir.layout import LayoutError
 from tilemlir.target import Target
 
@@ -27,7 +28,11 @@ ROOT_SCOPES = {"tile.global": "global", "tile.alloc_shared": "shared",
                "tile.alloc_local": "local", "tile.tmem": "tmem"}
 # Primitives whose operand 0 is written: two elements landing on one place would race.
 WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.copy_async_multicast", "tile.fill",
-               "tile.cast", "tile.gemm", "tile.gemm_async")
+               "tile.cast", "tile.gemm", "tile.gemm_async", "tile.copy_masked",
+               "tile.copy_async_masked")
+# ... of which these skip what lies past a global buffer's edge (masks; a TMA store clips), so a
+# global window hanging past it (whose layout repeats elements there) is theirs to write.
+MASKED_OPS = ("tile.copy_masked", "tile.copy_async_masked", "tile.copy_async")
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
 # Layout strides and offsets of on-chip buffers become i32 address arithmetic, global ones i64:
@@ -133,19 +138,23 @@ def _check_slice(op: ir.Operation, problems: _Problems) -> None:
         problems.add(op, f"tile.slice result {dst.describe()} must keep the element type and "
                          f"scope of its source {src.describe()}")
     same_rank = len(dst.shape) == len(src.shape)
+    # A window of a global buffer may hang past its edge (masked copies and TMA accept it;
+    # tile-dispatch refuses it to the other copies): it must start inside the buffer.
+    overhang = src.scope == "global"
     for dim, offset in enumerate(offsets):
         if offset == DYNAMIC_OFFSET:
             continue
         extent = dst.shape[dim] if same_rank else 1
-        if offset < 0 or offset + extent > src.shape[dim]:
+        if offset < 0 or offset + extent > src.shape[dim] and \
+                not (overhang and offset < src.shape[dim]):
             problems.add(op, f"tile.slice window [{offset}, {offset + extent}) of dim {dim} is "
                              f"outside the source's extent {src.shape[dim]}")
-    if same_rank:
+    if same_rank and not overhang:
         for dim, (a, b) in enumerate(zip(dst.shape, src.shape)):
             if a > b:
                 problems.add(op, f"tile.slice result extent {a} of dim {dim} exceeds the "
                                  f"source's {b}")
-    elif dst.size > src.size:
+    elif not same_rank and dst.size > src.size:
         problems.add(op, f"tile.slice result {dst.describe()} is larger than its source "
                          f"{src.describe()}")
 
@@ -233,6 +242,14 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
     text = _text(dst.type)
     if not is_buffer_type(dst.type) or _buffer_type_problem(text, dst.type):
         return
+    if parse_buffer_type(dst.type).scope == "global":
+        if op.name in MASKED_OPS:       # a global window's elements past the edge: unwritten
+            return
+        where = overhang(dst)
+        if where is not None:
+            problems.add(op, f"{op.name} writes a window hanging past its global buffer's edge "
+                             f"({where}): store it with bounds=... or by TMA")
+            return
     if text not in _INJECTIVE:
         if len(_INJECTIVE) >= _TYPE_PROBLEMS_KEPT:
             _INJECTIVE.clear()

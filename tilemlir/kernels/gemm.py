@@ -68,8 +68,8 @@ UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
 # them back (a 128 x 256 fp32 tile through one SM's share of L2 is ~1.3 k-tile steps).
 PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17}
-# Tile shapes, biggest first; hgemm_v6 needs BM <= M and BN <= N (its loads are tile-sized
-# windows of A and B).
+# Tile shapes, biggest first. A tile may hang past M and N (TMA reads zeros there and clips the
+# stores), so every shape has one.
 TILES = ((128, 256), (128, 128), (64, 128), (64, 64))
 MAX_SPLIT_K = 8
 # Splits are tried while units stay within this many waves (past that, more splits only add
@@ -196,8 +196,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     k_tiles = math.ceil(K / BK)
     configs = []
     for BM, BN in TILES:
-        if BM > M or BN > N:
-            continue
+        if BM > 64 and BM >= 2 * M or BN > 64 and BN >= 2 * N:
+            continue            # a smaller tile covers M x N with as few tiles
         tiles = math.ceil(M / BM) * math.ceil(N / BN)
         configs.append(_config(BM, BN, 1))
         if (BM, BN) == (128, 256):
@@ -234,10 +234,6 @@ def _check_shape(M, N, K, dtype) -> None:
     # hgemm_v6 checks the rest (N and K multiples of 8) when it builds the kernel.
     if dtype not in ("float16", "bfloat16"):
         raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
-    small = min(BM for BM, _ in TILES), min(BN for _, BN in TILES)
-    if M < small[0] or N < small[1]:
-        raise ShapeError(f"hgemm: M={M} x N={N} is smaller than the smallest tile "
-                         f"{small[0]} x {small[1]} (the kernels load tile-sized windows)")
 
 
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}

@@ -1,0 +1,43 @@
+"""Tiny FlashAttention cases, one launch each, compared with float32 attention in torch: for
+compute-sanitizer (memcheck, racecheck, synccheck), which makes anything bigger too slow.
+
+    compute-sanitizer --tool racecheck python bench/smoke_attention.py
+
+Exits 1 if any output is wrong or unwritten. The cases cover the persistent grid taking
+several items per CTA (SMS=2), the pipelined and plain loops, the consumers' turns and the
+causal mask, for head dims 64 and 128."""
+import sys
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import tilemlir  # noqa: E402
+from bench.attention import errors, reference  # noqa: E402
+from tilemlir.kernels.attention import flash_attention  # noqa: E402
+
+CASES = [((1, 2, 256, 64), dict(SMS=2)),
+         ((1, 2, 256, 128), dict(SMS=2, causal=True)),
+         ((1, 1, 384, 64), dict(SMS=2, PIPELINE=False, causal=True)),
+         ((1, 1, 384, 128), dict(SMS=1, PINGPONG=False, STAGES=3))]
+
+
+def main() -> None:
+    failed = 0
+    for (B, H, S, D), config in CASES:
+        kernel = tilemlir.compile(flash_attention(B, H, S, D, "float16", **config))
+        q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=torch.float16) for _ in range(3))
+        o = torch.full_like(q, float("nan"))
+        kernel(q.view(-1, D), k.view(-1, D), v.view(-1, D), o.view(-1, D))
+        torch.cuda.synchronize()
+        ref = reference(q, k, v, config.get("causal", False))
+        err = errors(o, ref)["rel"]
+        ok = not torch.isnan(o).any().item() and err < 3e-3
+        failed += not ok
+        print(f"{B}x{H}x{S}x{D} {config}: {'ok' if ok else 'WRONG'} (relative error {err:.1e})",
+              flush=True)
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,305 @@
+"""The tile-IR verifier: what IRDL cannot say about tile ops, checked before dispatch.
+
+IRDL checks operand and attribute kinds; it cannot check that a slice lies inside its source,
+that shared memory fits the chip, or that a block has at most 1024 threads. Left unchecked,
+such IR lowers to out-of-bounds accesses or a kernel that cannot launch, or makes a lowering
+fail deep inside with an unreadable error. Each problem is (location, message); tile-dispatch
+reports them all and dispatches nothing in that gpu.module.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from mlir import ir
+
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
+from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
+from tilemlir.layout import LayoutError
+from tilemlir.target import Target
+
+MAX_BLOCK_THREADS = 1024
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
+TMEM_COLUMNS = (32, 64, 128, 256, 512)
+# The memory each root op's buffer lives in (its result type must say the same).
+ROOT_SCOPES = {"tile.global": "global", "tile.alloc_shared": "shared",
+               "tile.alloc_local": "local", "tile.tmem": "tmem"}
+# Primitives whose operand 0 is written: two elements landing on one place would race.
+WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.copy_async_multicast", "tile.fill",
+               "tile.cast", "tile.gemm", "tile.gemm_async")
+# Larger buffers are no tile: evaluating their layouts would exhaust memory.
+MAX_BUFFER_ELEMENTS = 2 ** 24
+# Layout strides and offsets of on-chip buffers become i32 address arithmetic, global ones i64:
+# keep them far from overflow.
+MAX_LAYOUT_VALUE = 2 ** 31 - 1
+MAX_GLOBAL_LAYOUT_VALUE = 2 ** 47
+# Injectivity is checked by enumerating every element: affordable up to this many.
+MAX_INJECTIVITY_ELEMENTS = 2 ** 20
+MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)
+MAX_SWIZZLE_BITS = 24                   # far beyond the 128-byte swizzles the hardware knows
+
+
+@functools.lru_cache(maxsize=4096)
+def _text(type_: ir.Type) -> str:
+    """A type's printed form, printed once per (uniqued) type: printing a !tile.buf with its
+    layout is most of the cost of checking a big kernel's buffers."""
+    return str(type_)
+
+
+class _Problems(list):
+    def add(self, op: ir.Operation, message: str) -> None:
+        self.append((op.location, message))
+
+
+def _buffer(value: ir.Value, what: str, op: ir.Operation, problems: _Problems):
+    """The parsed buffer type of `value`, or None (with a problem) when it is unusable."""
+    problem = _buffer_type_problem(_text(value.type), value.type)
+    if problem:
+        problems.add(op, f"{what}: {problem}")
+        return None
+    return parse_buffer_type(value.type)
+
+
+_TYPE_PROBLEMS: dict[str, str | None] = {}
+_TYPE_PROBLEMS_KEPT = 4096
+
+
+def _buffer_type_problem(text: str, type_: ir.Type) -> str | None:
+    """What is wrong with a !tile.buf type, or None (cached: kernels reuse few types)."""
+    if text not in _TYPE_PROBLEMS:
+        if len(_TYPE_PROBLEMS) >= _TYPE_PROBLEMS_KEPT:   # a long-lived process: stay bounded
+            _TYPE_PROBLEMS.clear()
+        _TYPE_PROBLEMS[text] = _find_type_problem(type_)
+    return _TYPE_PROBLEMS[text]
+
+
+def _find_type_problem(type_: ir.Type) -> str | None:
+    try:
+        buf = parse_buffer_type(type_)
+    except (ValueError, LayoutError, ir.MLIRError) as err:
+        return f"invalid tile buffer type: {err} (the shape is an array<i64: ...>)"
+    if any(d < 1 for d in buf.shape):
+        return f"a tile shape holds positive extents, got {list(buf.shape)}"
+    if buf.scope != "global" and buf.size > MAX_BUFFER_ELEMENTS:   # tensors are not tiles
+        return (f"{buf.describe()} has {buf.size} elements, more than a tile can hold "
+                f"({MAX_BUFFER_ELEMENTS})")
+    try:
+        element_bits(buf.elem)
+    except ValueError:
+        return f"element type {buf.elem} has no bit width (use an integer or float type)"
+    layout = buf.layout
+    swizzle = layout.swizzle
+    if swizzle is not None and swizzle.base + swizzle.shift + swizzle.bits > MAX_SWIZZLE_BITS:
+        return f"swizzle {swizzle} reaches beyond bit {MAX_SWIZZLE_BITS} of the address"
+    values = [abs(it.stride) * it.extent for it in layout.shard + layout.replica]
+    values += [abs(v) for v in layout.offset.values()]
+    limit = MAX_GLOBAL_LAYOUT_VALUE if buf.scope == "global" else MAX_LAYOUT_VALUE
+    if any(v > limit for v in values):
+        return f"layout {layout} reaches beyond {limit} (strides, offsets)"
+    try:
+        layout.checked_shape(buf.shape)
+    except LayoutError as err:
+        return f"invalid tile buffer type: {err}"
+    if buf.scope == "local" and _footprint(buf) > MAX_LOCAL_BYTES:
+        return (f"{buf.describe()} needs {_footprint(buf)} bytes per thread; local memory holds "
+                f"{MAX_LOCAL_BYTES}")
+    return None
+
+
+def _check_slice(op: ir.Operation, problems: _Problems) -> None:
+    src = _buffer(op.operands[0], "the source of tile.slice", op, problems)
+    dst = _buffer(op.results[0], "the result of tile.slice", op, problems)
+    if src is None or dst is None:
+        return
+    attr = op.attributes["static_offsets"]
+    if not isinstance(attr, ir.DenseI64ArrayAttr):
+        problems.add(op, f"tile.slice static_offsets must be an array<i64: ...>, got {attr}")
+        return
+    offsets = list(ir.DenseI64ArrayAttr(attr))
+    if len(offsets) != len(src.shape):
+        problems.add(op, f"tile.slice has {len(offsets)} static_offsets for a source of rank "
+                         f"{len(src.shape)} ({src.describe()})")
+        return
+    dynamic = sum(1 for o in offsets if o == DYNAMIC_OFFSET)
+    if dynamic != len(op.operands) - 1:
+        problems.add(op, f"tile.slice has {dynamic} dynamic entries in static_offsets but "
+                         f"{len(op.operands) - 1} index operands")
+    if len(dst.shape) > len(src.shape):
+        problems.add(op, f"tile.slice result {dst.describe()} has a higher rank than its "
+                         f"source {src.describe()}")
+        return
+    if dst.elem != src.elem or dst.scope != src.scope:
+        problems.add(op, f"tile.slice result {dst.describe()} must keep the element type and "
+                         f"scope of its source {src.describe()}")
+    same_rank = len(dst.shape) == len(src.shape)
+    for dim, offset in enumerate(offsets):
+        if offset == DYNAMIC_OFFSET:
+            continue
+        extent = dst.shape[dim] if same_rank else 1
+        if offset < 0 or offset + extent > src.shape[dim]:
+            problems.add(op, f"tile.slice window [{offset}, {offset + extent}) of dim {dim} is "
+                             f"outside the source's extent {src.shape[dim]}")
+    if same_rank:
+        for dim, (a, b) in enumerate(zip(dst.shape, src.shape)):
+            if a > b:
+                problems.add(op, f"tile.slice result extent {a} of dim {dim} exceeds the "
+                                 f"source's {b}")
+    elif dst.size > src.size:
+        problems.add(op, f"tile.slice result {dst.describe()} is larger than its source "
+                         f"{src.describe()}")
+
+
+def _check_view(op: ir.Operation, problems: _Problems) -> None:
+    src = _buffer(op.operands[0], "the source of tile.view", op, problems)
+    dst = _buffer(op.results[0], "the result of tile.view", op, problems)
+    if src is None or dst is None:
+        return
+    if dst.scope != src.scope:
+        problems.add(op, f"tile.view cannot move a buffer from {src.scope} to {dst.scope}")
+    # Footprints in memory (per thread for registers): the layouts' spans, not element counts.
+    dst_bytes = _footprint(dst)
+    src_bytes = _footprint(src)
+    if dst_bytes and src_bytes and dst_bytes > src_bytes:
+        problems.add(op, f"tile.view result {dst.describe()} ({dst_bytes} bytes) is larger than "
+                         f"its source {src.describe()} ({src_bytes} bytes)")
+
+
+def _footprint(buf) -> int:
+    return -(-buf.layout.span("m") * buf.elem_bits // 8)
+
+
+def _check_alloc_shared(op: ir.Operation, target: Target, problems: _Problems) -> None:
+    buf = _buffer(op.results[0], "tile.alloc_shared", op, problems)
+    offset = ir.IntegerAttr(op.attributes["offset"]).value
+    if offset < 0:
+        problems.add(op, f"tile.alloc_shared offset {offset} is negative")
+        return
+    if buf is None:
+        return
+    end = offset + _footprint(buf)
+    budget = target.shared_memory_bytes
+    if end > budget:
+        problems.add(op, f"tile.alloc_shared of {buf.describe()} at offset {offset} ends at byte "
+                         f"{end}, beyond the {budget // 1024} KiB of shared memory a block can "
+                         f"use on {target.chip}")
+
+
+def _check_tmem_columns(op: ir.Operation, problems: _Problems) -> None:
+    ncols = ir.IntegerAttr(op.attributes["ncols"]).value
+    if ncols not in TMEM_COLUMNS:
+        problems.add(op, f"{op.name} ncols must be a power of two from 32 to 512, got {ncols}")
+
+
+def _check_extents(op: ir.Operation, name: str, limits, problems: _Problems) -> None:
+    if name not in op.attributes:
+        return
+    attr = op.attributes[name]
+    dims = list(ir.DenseI32ArrayAttr(attr)) if isinstance(attr, ir.DenseI32ArrayAttr) else None
+    if dims is None or len(dims) != 3 or any(d < 1 for d in dims):
+        problems.add(op, f"{name} must be three positive extents (array<i32: x, y, z>), "
+                         f"got {attr}")
+        return
+    for axis, (d, limit) in enumerate(zip(dims, limits)):
+        if d > limit:
+            problems.add(op, f"{name} {'xyz'[axis]} = {d} exceeds the hardware limit {limit}")
+    if name == "known_block_size" and dims[0] * dims[1] * dims[2] > MAX_BLOCK_THREADS:
+        problems.add(op, f"known_block_size {dims} has {dims[0] * dims[1] * dims[2]} threads; "
+                         f"a block has at most {MAX_BLOCK_THREADS}")
+
+
+def _check_buffer_values(op: ir.Operation, problems: _Problems) -> None:
+    """Every !tile.buf a tile op defines, or takes from elsewhere (a block argument, a non-tile
+    op): each bad type is reported where it enters the tile ops."""
+    for i, value in enumerate(op.operands):
+        if not is_buffer_type(value.type):
+            continue
+        owner = value.owner
+        if isinstance(owner, ir.Block) or not owner.name.startswith("tile."):
+            _buffer(value, f"operand {i} of {op.name}", op, problems)
+    for i, value in enumerate(op.results):
+        if is_buffer_type(value.type):
+            _buffer(value, f"result {i} of {op.name}", op, problems)
+
+
+_INJECTIVE: dict[str, bool] = {}
+
+
+def _check_destination(op: ir.Operation, problems: _Problems) -> None:
+    """The buffer a primitive writes maps every element (and replica) to a place of its own."""
+    if not len(op.operands):
+        return
+    dst = op.operands[0]
+    text = _text(dst.type)
+    if not is_buffer_type(dst.type) or _buffer_type_problem(text, dst.type):
+        return
+    if text not in _INJECTIVE:
+        if len(_INJECTIVE) >= _TYPE_PROBLEMS_KEPT:
+            _INJECTIVE.clear()
+        layout = parse_buffer_type(dst.type).layout
+        _INJECTIVE[text] = layout.size() > MAX_INJECTIVITY_ELEMENTS or layout.is_injective()
+    if not _INJECTIVE[text]:
+        layout = parse_buffer_type(dst.type).layout
+        problems.add(op, f"{op.name} writes a destination whose layout {layout} puts two "
+                         f"elements in one place (a write race): a destination layout must be "
+                         f"injective")
+
+
+def _check_root_scope(op: ir.Operation, problems: _Problems) -> None:
+    result = op.results[0]
+    if not is_buffer_type(result.type) or _buffer_type_problem(_text(result.type), result.type):
+        return
+    scope = parse_buffer_type(result.type).scope
+    if scope != ROOT_SCOPES[op.name]:
+        problems.add(op, f"{op.name} makes a {ROOT_SCOPES[op.name]} buffer, but its result type "
+                         f"says \"{scope}\"")
+
+
+def _inside_gpu_func(op: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent.operation.name == "gpu.func":
+            return True
+        parent = parent.operation.parent
+    return False
+
+
+def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location, str]]:
+    """Every problem of the tile ops (and kernel extents) under `root` for `target`."""
+    problems = _Problems()
+    tile_ops_seen = False                 # in the gpu.func being walked (post-order: ops first)
+
+    def visit(op):
+        nonlocal tile_ops_seen
+        name = op.name
+        if name.startswith("tile."):
+            tile_ops_seen = True
+            if not _inside_gpu_func(op):
+                problems.add(op, f"'{name}' must be inside a gpu.func (a kernel body)")
+                return ir.WalkResult.ADVANCE
+        if name == "tile.slice":
+            _check_slice(op, problems)
+        elif name == "tile.view":
+            _check_view(op, problems)
+        elif name == "tile.alloc_shared":
+            _check_alloc_shared(op, target, problems)
+        elif name in ("tile.tmem_alloc", "tile.tmem_dealloc"):
+            _check_tmem_columns(op, problems)
+        elif name == "gpu.func":
+            if tile_ops_seen and "known_block_size" not in op.attributes:
+                problems.add(op, "tile ops need their kernel's block size: give the gpu.func "
+                                 "known_block_size = array<i32: x, y, z>")
+            tile_ops_seen = False
+            _check_extents(op, "known_block_size", MAX_BLOCK_DIMS, problems)
+            _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
+            _check_extents(op, "tile.grid", MAX_GRID_DIMS, problems)   # the language's grid
+        elif name.startswith("tile."):
+            _check_buffer_values(op, problems)
+        if name in WRITING_OPS:
+            _check_destination(op, problems)
+        if name in ROOT_SCOPES:
+            _check_root_scope(op, problems)
+        return ir.WalkResult.ADVANCE
+
+    root.walk(visit)
+    return problems

@@ -1,0 +1,1 @@
+"""The kernel language (write kernels the way seed 000 does). Users import `tilemlir.lang`."""

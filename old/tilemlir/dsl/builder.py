@@ -1,0 +1,173 @@
+"""The kernel under construction: its module, function, launch shape and current location.
+
+Intrinsics (T.lane_id, Tx.cta.copy, ...) reach the kernel being built through `current()`; the
+interpreter sets it for the duration of a build and sets the location of every op to the Python
+line being interpreted, so dispatch diagnostics point at the kernel's source.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import gpu
+
+from tilemlir.dsl.values import KernelError
+from tilemlir.ir import emit
+from tilemlir.ir.context import shared_context
+
+_current: list["KernelBuilder"] = []
+
+
+def current() -> "KernelBuilder":
+    if not _current:
+        raise KernelError("tilemlir intrinsics can only be used inside a kernel body")
+    return _current[-1]
+
+
+class KernelBuilder:
+    """Builds `gpu.module @name { gpu.func @name(...) kernel }` in a fresh Context."""
+
+    def __init__(self, name: str, filename: str):
+        self.name = name
+        self.filename = filename
+        self.context = shared_context()
+        self.location = ir.Location.file(filename, 1, 1, context=self.context)
+        self.line = 1                         # the Python line being interpreted
+        with self.context, self.location:
+            self.module = ir.Module.create()
+            self.module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
+        self.func = None
+        self.entry = None
+        self.grid: list[int] | None = None
+        self.cluster: list[int] | None = None
+        self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
+        self.pool = None
+        self._tid = None
+
+    # ------------------------------------------------------------------ structure
+    def create_function(self, param_types: list[ir.Type], param_names: list[str]) -> list:
+        """The gpu.func (at the current location, the `def` line) with an empty body."""
+        with self.context, self.location:
+            with ir.InsertionPoint(self.module.body):
+                gmod = gpu.GPUModuleOp(self.name)
+                gmod.bodyRegion.blocks.append()
+            with ir.InsertionPoint(gmod.bodyRegion.blocks[0]):
+                ftype = ir.FunctionType.get(param_types, [])
+                self.func = gpu.GPUFuncOp(ir.TypeAttr.get(ftype), sym_name=self.name,
+                                          kernel=True)
+                self.entry = self.func.body.blocks.append(
+                    *param_types, arg_locs=[self.location] * len(param_types))
+                with ir.InsertionPoint(self.entry):
+                    gpu.ReturnOp([])
+            self.func.operation.attributes["tile.params"] = ir.ArrayAttr.get(
+                [ir.StringAttr.get(n) for n in param_names])
+        return list(self.entry.arguments)
+
+    def body_insertion_point(self) -> ir.InsertionPoint:
+        """Before the gpu.return of the entry block."""
+        return ir.InsertionPoint(self.entry.operations[len(self.entry.operations) - 1])
+
+    def finish(self) -> ir.Module:
+        if self.pool is not None and not self.pool.committed:
+            raise KernelError("the shared-memory pool was never committed (call pool.commit())")
+        block = self.block_size()
+        with self.context:
+            attrs = self.func.operation.attributes
+            attrs["known_block_size"] = ir.DenseI32ArrayAttr.get(list(block))
+            attrs["tile.grid"] = ir.DenseI32ArrayAttr.get(list(self.grid_size()))
+            if self.cluster is not None:
+                attrs["tile.cluster"] = ir.DenseI32ArrayAttr.get(self._cluster_size())
+        return self.module
+
+    # ------------------------------------------------------------------ launch shape
+    def set_grid(self, dims: list[int]) -> None:
+        if self.grid is not None and list(dims) != self.grid:
+            raise KernelError(f"the grid is declared twice: {self.grid} and {list(dims)}")
+        if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
+            raise KernelError(f"the grid must be 1 to 3 positive integers, got {list(dims)}")
+        self.grid = list(dims)
+
+    def set_cluster(self, dims: list[int]) -> None:
+        if self.cluster is not None and list(dims) != self.cluster:
+            raise KernelError(f"the cluster shape is declared twice: {self.cluster} and "
+                              f"{list(dims)}")
+        if not 1 <= len(dims) <= 3:
+            raise KernelError(f"the cluster shape is 1 to 3 extents, got {list(dims)}")
+        self.cluster = list(dims)
+
+    def _cluster_size(self) -> list[int]:
+        """The cluster shape as 3 extents, checked against the grid (the launch needs whole
+        clusters) and the portable limit of 8 CTAs."""
+        cluster = self.cluster + [1] * (3 - len(self.cluster))
+        grid = self.grid_size()
+        if any(g % c for g, c in zip(grid, cluster)):
+            raise KernelError(f"the grid {list(grid)} is not made of whole clusters of "
+                              f"{cluster}")
+        if cluster[0] * cluster[1] * cluster[2] > 8:
+            raise KernelError(f"a cluster of {cluster} has more than 8 CTAs (the portable "
+                              f"cluster size)")
+        return cluster
+
+    def grid_size(self) -> tuple[int, int, int]:
+        g = (self.grid or [1]) + [1] * (3 - len(self.grid or [1]))
+        return tuple(g)
+
+    def declare_threads(self, level: str, extent: int) -> None:
+        if not isinstance(extent, int) or extent < 1:
+            raise KernelError(f"{level} extent must be a positive integer, got {extent!r}")
+        known = self.threads.get(level)
+        if known is not None and known != extent:
+            raise KernelError(f"{level} declared with extent {known} and {extent}")
+        self.threads[level] = extent
+
+    def block_size(self) -> tuple[int, int, int]:
+        t = self.threads
+        if "thread" in t:
+            return (t["thread"], 1, 1)
+        if not t:
+            raise KernelError("the kernel declares no threads: use T.lane_id, T.warp_id, "
+                              "T.warp_id_in_wg, T.warpgroup_id or T.thread_id")
+        lanes = t.get("lane", 32)
+        if lanes != 32:
+            raise KernelError(f"T.lane_id must have extent 32, got {lanes}")
+        if "warp" in t:
+            return (32 * t["warp"], 1, 1)
+        return (32 * t.get("warp_in_wg", 1) * t.get("warpgroup", 1), 1, 1)
+
+    def thread_id(self) -> ir.Value:
+        """threadIdx.x, built once at the top of the kernel."""
+        if self._tid is None:
+            with ir.InsertionPoint.at_block_begin(self.entry), self.location:
+                self._tid = emit.thread_id_x()
+        return self._tid
+
+    def at(self, line: int, col: int) -> "_AtLine":
+        """A context in which ops get the location of `line` (1-based) and `col` (0-based)."""
+        return _AtLine(self, line, col)
+
+
+class _AtLine:
+    """KernelBuilder.at's context: a class, since the interpreter enters one per statement and
+    a generator-based context manager costs 1.5 us more each time."""
+
+    __slots__ = ("builder", "location", "line", "saved")
+
+    def __init__(self, builder: KernelBuilder, line: int, col: int):
+        self.builder = builder
+        self.location = ir.Location.file(builder.filename, line, col + 1, context=builder.context)
+        self.line = line
+
+    def __enter__(self) -> None:
+        b = self.builder
+        self.saved = b.location, b.line
+        b.location, b.line = self.location, self.line
+        self.location.__enter__()
+
+    def __exit__(self, *exc) -> None:
+        self.location.__exit__(*exc)
+        self.builder.location, self.builder.line = self.saved
+
+
+def product(shape) -> int:
+    return math.prod(shape)

@@ -1,0 +1,267 @@
+"""The kernel language's built-in functions: thread hierarchy, buffers, loops, escapes.
+
+All of these build IR in the kernel currently being built (see builder.current()).
+"""
+
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilemlir.dsl.buffers import TileBuffer, row_major
+from tilemlir.dsl.builder import current
+from tilemlir.dsl.values import KernelError, Scalar, as_scalar, mlir_type
+from tilemlir.ir import emit
+from tilemlir.ir.types import buffer_type, element_bits
+from tilemlir.layout import TileLayout
+
+
+# ---------------------------------------------------------------------------- types
+@dataclass(frozen=True)
+class Buffer:
+    """Annotation of a global-memory kernel parameter: `A: T.Buffer((M, K), "float16")`."""
+    shape: tuple
+    dtype: str
+
+    def __init__(self, shape, dtype):
+        object.__setattr__(self, "shape", static_shape(shape, "T.Buffer"))
+        object.__setattr__(self, "dtype", str(dtype))
+
+
+def static_shape(shape, what: str) -> tuple[int, ...]:
+    """`shape` as positive Python ints; a float, a bool or a non-positive extent is an error
+    (int() would silently truncate 16.5 to 16, or turn True into 1)."""
+    dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    for d in dims:
+        if isinstance(d, bool) or not hasattr(d, "__index__") or operator.index(d) < 1:
+            raise KernelError(f"{what} shape entries are positive integers, got {d!r} in "
+                              f"{dims!r}")
+    return tuple(operator.index(d) for d in dims)
+
+
+@dataclass(frozen=True)
+class ScalarType:
+    """A scalar dtype, usable as an annotation (`phase: T.int32 = 0`) or a parameter type."""
+    name: str
+
+    def mlir(self) -> ir.Type:
+        return mlir_type(self.name)
+
+    def __call__(self, value):
+        return as_scalar(value, self.mlir())
+
+
+int32, uint32, int64, uint64 = (ScalarType(n) for n in ("int32", "uint32", "int64", "uint64"))
+float16, bfloat16, float32 = (ScalarType(n) for n in ("float16", "bfloat16", "float32"))
+boolean = ScalarType("bool")
+
+
+# ---------------------------------------------------------------------------- loops
+@dataclass(frozen=True)
+class SerialRange:
+    """`for i in T.serial(n)`: a device loop (scf.for); scalars it reassigns are carried."""
+    start: object
+    stop: object
+    step: object
+
+
+@dataclass(frozen=True)
+class UnrollRange:
+    """`for i in T.unroll(n)`: unrolled while building (i is a Python int)."""
+    start: int
+    stop: int
+    step: int
+
+    def __iter__(self):
+        return iter(range(self.start, self.stop, self.step))
+
+
+def _range_args(args):
+    if len(args) == 1:
+        return 0, args[0], 1
+    if len(args) == 2:
+        return args[0], args[1], 1
+    if len(args) == 3:
+        return args
+    raise KernelError("expected (stop), (start, stop) or (start, stop, step)")
+
+
+# Unrolling builds every iteration's IR in Python: beyond this, building takes minutes.
+MAX_UNROLL = 4096
+
+
+def serial(*args) -> SerialRange:
+    start, stop, step = _range_args(args)
+    if isinstance(step, int) and step == 0:
+        raise KernelError("T.serial step must not be 0 (the loop would never end)")
+    return SerialRange(start, stop, step)
+
+
+def unroll(*args) -> UnrollRange:
+    start, stop, step = _range_args(args)
+    if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
+        raise KernelError("T.unroll needs static integer bounds; use T.serial for a device loop")
+    if step == 0:
+        raise KernelError("T.unroll step must not be 0")
+    trips = len(range(start, stop, step))
+    if trips > MAX_UNROLL:
+        raise KernelError(f"T.unroll({start}, {stop}, {step}) would unroll {trips} iterations, "
+                          f"more than {MAX_UNROLL}: use T.serial for a device loop")
+    return UnrollRange(start, stop, step)
+
+
+def meta_var(value):
+    """Identity: marks a value computed once while building (seed compatibility)."""
+    return value
+
+
+# ---------------------------------------------------------------------------- thread hierarchy
+def _tid() -> Scalar:
+    return Scalar(current().thread_id())
+
+
+def _dims(dims, what: str) -> list[int]:
+    dims = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    if not all(isinstance(d, int) and d > 0 for d in dims):
+        raise KernelError(f"{what} takes positive static extents, got {dims}")
+    return dims
+
+
+MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
+
+
+def cta_id(dims):
+    """The CTA coordinates in a grid of `dims` (1 to 3 extents); one value per dimension."""
+    from mlir.dialects import gpu
+    dims = _dims(dims, "T.cta_id")
+    for axis, (extent, limit) in enumerate(zip(dims, MAX_GRID_DIMS)):
+        if extent > limit:
+            raise KernelError(f"T.cta_id: a grid extent of {extent} along {'xyz'[axis]} exceeds "
+                              f"the hardware limit {limit}")
+    current().set_grid(dims)
+    ids = [Scalar(gpu.block_id(getattr(gpu.Dimension, "xyz"[i]))) for i in range(len(dims))]
+    return ids[0] if len(ids) == 1 else tuple(ids)
+
+
+def cluster_shape(dims) -> None:
+    """Launches the CTAs in thread-block clusters of `dims` (1 to 3 extents dividing the
+    grid's): recorded as the gpu.func attribute `tile.cluster`, which the runtime launches with."""
+    current().set_cluster(_dims(dims, "T.cluster_shape"))
+
+
+def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:
+    (extent,) = _dims(dims, f"T.{level}_id")
+    current().declare_threads(level, extent)
+    v = emit.div(current().thread_id(), divisor)
+    return Scalar(emit.rem(v, modulus) if modulus else v)
+
+
+def warpgroup_id(dims) -> Scalar:
+    return _level("warpgroup", dims, 128, None)
+
+
+def warp_id_in_wg(dims) -> Scalar:
+    (extent,) = _dims(dims, "T.warp_id_in_wg")
+    if extent != 4:
+        raise KernelError(f"a warpgroup has 4 warps, got T.warp_id_in_wg([{extent}])")
+    return _level("warp_in_wg", dims, 32, 4)
+
+
+def warp_id(dims) -> Scalar:
+    return _level("warp", dims, 32, None)
+
+
+def lane_id(dims) -> Scalar:
+    return _level("lane", dims, 1, 32)
+
+
+def thread_id(dims) -> Scalar:
+    (extent,) = _dims(dims, "T.thread_id")
+    current().declare_threads("thread", extent)
+    return _tid()
+
+
+# ---------------------------------------------------------------------------- buffers
+def _layout(shape, layout) -> TileLayout:
+    layout = layout or row_major(shape)
+    try:
+        layout.checked_shape(shape)
+    except Exception as err:
+        raise KernelError(str(err)) from None
+    return layout
+
+
+def alloc_local(shape, dtype, layout: TileLayout | None = None) -> TileBuffer:
+    """Registers: per-thread storage sized by the layout's memory span."""
+    shape = static_shape(shape, "alloc_local")
+    t = buffer_type(shape, mlir_type(dtype), "local", _layout(shape, layout))
+    return TileBuffer(ir.Operation.create("tile.alloc_local", results=[t]).result)
+
+
+def alloc_buffer(shape, dtype, scope: str = "local", layout: TileLayout | None = None) -> TileBuffer:
+    if scope != "local":
+        raise KernelError("alloc_buffer makes registers; shared memory comes from T.SMEMPool")
+    return alloc_local(shape, dtype, layout)
+
+
+def decl_buffer(shape, dtype, scope: str = "tmem", allocated_addr=None,
+                layout: TileLayout | None = None) -> TileBuffer:
+    """Tensor memory at `allocated_addr` (the i32 that tcgen05.alloc wrote)."""
+    if scope != "tmem":
+        raise KernelError("decl_buffer declares tensor memory (scope='tmem')")
+    if allocated_addr is None:
+        raise KernelError("decl_buffer needs allocated_addr=")
+    addr = as_scalar(allocated_addr, emit.i32())
+    shape = static_shape(shape, "decl_buffer")
+    t = buffer_type(shape, mlir_type(dtype), "tmem", _layout(shape, layout))
+    return TileBuffer(ir.Operation.create("tile.tmem", results=[t], operands=[addr.value]).result)
+
+
+def address_of(buf: TileBuffer) -> ir.Value:
+    return buf.ptr_to([0])
+
+
+class SMEMPool:
+    """Shared memory handed out at fixed byte offsets of the kernel's dynamic shared memory."""
+
+    def __init__(self):
+        builder = current()
+        if builder.pool is not None:
+            raise KernelError("a kernel has one shared-memory pool")
+        builder.pool = self
+        self.offset = 0
+        self.committed = False
+        self.size = 0
+
+    def move_base_to(self, offset: int) -> None:
+        if offset < self.offset:
+            raise KernelError(f"move_base_to({offset}) goes back over allocated bytes "
+                              f"(next free byte is {self.offset})")
+        self.offset = offset
+
+    def alloc(self, shape, dtype, align: int | None = None,
+              layout: TileLayout | None = None) -> TileBuffer:
+        if self.committed:
+            raise KernelError("the pool is committed: allocate before pool.commit()")
+        shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        layout = _layout(shape, layout)
+        elem = mlir_type(dtype)
+        elem_bytes = max(element_bits(elem) // 8, 1)
+        if align is None:
+            # A swizzled tile must start on a swizzle period (the hardware swizzles absolute
+            # addresses); anything else on its element size.
+            align = elem_bytes
+            if layout.swizzle is not None:
+                align = max(align, layout.swizzle.period * elem_bytes)
+        self.offset = -(-self.offset // align) * align
+        t = buffer_type(shape, elem, "shared", layout)
+        op = ir.Operation.create("tile.alloc_shared", results=[t], attributes={
+            "offset": ir.IntegerAttr.get(emit.i64(), self.offset)})
+        self.offset += max(layout.span("m"), 1) * elem_bytes
+        self.size = max(self.size, self.offset)
+        return TileBuffer(op.result)
+
+    def commit(self) -> None:
+        self.committed = True

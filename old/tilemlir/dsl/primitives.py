@@ -1,0 +1,485 @@
+"""Tile primitives with an execution scope, and the escapes to synchronisation instructions.
+
+    Tx.cta.copy(Asmem[:, :], A[m:m + 128, k:k + 64])     # all threads of the CTA cooperate
+    Tx.wg.copy_async(Dreg_wg[:, :], tmem[:, :128])       # one warpgroup
+    Tx.warp.gemm(D, A, B, D, beta=1.0)                   # one warp (mma.sync)
+    Tx.gemm_async(tmem[:, :128], As, Bs, accum=i != 0)   # one thread (the elected one)
+    T.ptx.mbarrier.try_wait(bar.ptr_to([0]), phase)
+    T.cuda.cta_sync()
+
+Every primitive takes `dispatch="variant"` to pin the variant the dispatcher uses.
+"""
+
+from __future__ import annotations
+
+from mlir import ir
+from mlir.dialects import arith
+
+from tilemlir.dsl.buffers import TileBuffer
+from tilemlir.dsl.values import KernelError, Scalar, as_scalar
+from tilemlir.ir import emit
+
+def _i64_attr(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(emit.i64(), int(v))
+
+
+def _buffer(x, what: str) -> ir.Value:
+    if not isinstance(x, TileBuffer):
+        raise KernelError(f"{what} must be a buffer, got {type(x).__name__}")
+    return x.value
+
+
+def _op(name: str, operands: list, attributes: dict, dispatch: str | None, results=()):
+    attrs = dict(attributes)
+    if dispatch is not None:
+        attrs["dispatch"] = ir.StringAttr.get(dispatch)
+    return ir.Operation.create(f"tile.{name}", results=list(results), operands=operands,
+                               attributes=attrs)
+
+
+def _cta_mask(mask, what: str) -> int:
+    """A static 16-bit mask of cluster CTA ranks (at least one set)."""
+    if not isinstance(mask, int) or isinstance(mask, bool) or not 0 < mask < 1 << 16:
+        raise KernelError(f"{what} multicast is a 16-bit mask of cluster CTA ranks, got "
+                          f"{mask!r}")
+    return mask
+
+
+def _bool(v) -> ir.Value:
+    return as_scalar(v, emit.i1()).value if not isinstance(v, bool) else emit.const(int(v), emit.i1())
+
+
+class Scope:
+    """Primitives executed by every thread of one scope (thread, warp, warpgroup, cta)."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def _scope(self) -> dict:
+        return {"scope": ir.StringAttr.get(self.name)}
+
+    def copy(self, dst, src, dispatch: str | None = None) -> None:
+        _op("copy", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
+
+    def copy_async(self, dst, src, barrier=None, multicast: int | None = None,
+                   dispatch: str | None = None) -> None:
+        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for both CTAs of a pair),
+        `src` lands at `dst`'s offset in the shared memory of every CTA of the mask and
+        completes on the barrier at `barrier`'s offset in each (TMA multicast)."""
+        operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if multicast is not None:
+            if barrier is None:
+                raise KernelError("copy_async with multicast completes on a barrier in each "
+                                  "CTA of the mask: pass barrier")
+            operands += [barrier, emit.const(_cta_mask(multicast, "copy_async"),
+                                              ir.IntegerType.get_signless(16))]
+            _op("copy_async_multicast", operands, self._scope(), dispatch)
+            return
+        if barrier is not None:
+            operands.append(barrier)
+        _op("copy_async", operands, self._scope(), dispatch)
+
+    def gemm(self, D, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
+             alpha: float = 1.0, beta: float = 0.0, dispatch: str | None = None) -> None:
+        f32 = ir.F32Type.get()
+        attrs = dict(self._scope(), alpha=ir.FloatAttr.get(f32, float(alpha)),
+                     beta=ir.FloatAttr.get(f32, float(beta)),
+                     transpose_a=ir.BoolAttr.get(bool(transpose_A)),
+                     transpose_b=ir.BoolAttr.get(bool(transpose_B)))
+        _op("gemm", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _buffer(C, "C")],
+            attrs, dispatch)
+
+    def gemm_async(self, D, A, B, accum=False, cta_group: int = 1, transpose_B: bool = False,
+                   dispatch: str | None = None) -> None:
+        """D (+)= A . B^T with B (N x K), or D (+)= A . B with transpose_B=True and B (K x N)
+        (an MN-major B in shared memory, e.g. attention's V tile); A in shared memory or, for
+        wgmma, in registers with the layout tilemlir.lang.wgmma_a_layout(M, K)."""
+        if not isinstance(transpose_B, bool):
+            raise KernelError(f"gemm_async: transpose_B must be True or False, got "
+                              f"{transpose_B!r}")
+        if cta_group == 2:
+            from tilemlir.dispatch.cta_pair import leader_only_reason
+            reason = leader_only_reason(ir.InsertionPoint.current.block, "gemm_async")
+            if reason:
+                raise KernelError(reason)
+        attrs = dict(self._scope(), cta_group=_i64_attr(cta_group),
+                     transpose_b=ir.BoolAttr.get(transpose_B))
+        _op("gemm_async", [_buffer(D, "D"), _buffer(A, "A"), _buffer(B, "B"), _bool(accum)],
+            attrs, dispatch)
+
+    def cast(self, dst, src, dispatch: str | None = None) -> None:
+        _op("cast", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
+
+    def fill(self, dst, value, dispatch: str | None = None) -> None:
+        buf = _buffer(dst, "dst")
+        v = as_scalar(value, dst.dtype)
+        _op("fill", [buf, v.value], self._scope(), dispatch)
+
+    def iota(self, dst, axis: int, offset=0, dispatch: str | None = None) -> None:
+        """dst[i0, i1, ...] = i_axis + offset, in the registers of the threads holding each
+        element (an f32 or i32 register tile; f32 is exact up to 2**24). `offset` is a number
+        or a device value (an integer index, e.g. from T.cta_id, is converted as a signed
+        integer). For masks: iota the row and column indices, then compare and select."""
+        buf = _buffer(dst, "dst")
+        rank = len(dst.shape)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+            raise KernelError(f"Tx.iota: axis must be an integer in [{-rank}, {rank}) for a "
+                              f"{rank}-d dst, got {axis!r}")
+        operands = [buf]
+        if isinstance(offset, Scalar) or offset != 0:
+            operands.append(_iota_offset(offset, dst.dtype))
+        _op("iota", operands, dict(self._scope(), axis=_i64_attr(axis % rank)), dispatch)
+
+
+    # ------------------------------------------------------------------ elementwise math
+    def _unary(self, fn: str, dst, src, fast, dispatch) -> None:
+        if not isinstance(fast, bool):
+            raise KernelError(f"Tx.{fn}: fast must be True or False, got {fast!r}")
+        attrs = dict(self._scope(), fn=ir.StringAttr.get(fn), fast=ir.BoolAttr.get(fast))
+        _op("unary", [_buffer(dst, "dst"), _buffer(src, "src")], attrs, dispatch)
+
+    def exp(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = e^src elementwise; fast=True: ex2.approx.ftz (no range reduction)."""
+        self._unary("exp", dst, src, fast, dispatch)
+
+    def exp2(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("exp2", dst, src, fast, dispatch)
+
+    def log(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("log", dst, src, fast, dispatch)
+
+    def rsqrt(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("rsqrt", dst, src, fast, dispatch)
+
+    def sqrt(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("sqrt", dst, src, fast, dispatch)
+
+    def tanh(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("tanh", dst, src, fast, dispatch)
+
+    def sigmoid(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("sigmoid", dst, src, fast, dispatch)
+
+    def silu(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        self._unary("silu", dst, src, fast, dispatch)
+
+    def gelu(self, dst, src, approximate: str = "none", fast: bool = False,
+             dispatch: str | None = None) -> None:
+        """torch.nn.functional.gelu: approximate="none" (erf) or "tanh"."""
+        if approximate not in ("none", "tanh"):
+            raise KernelError(f"Tx.gelu: approximate must be 'none' or 'tanh', got "
+                              f"{approximate!r}")
+        self._unary("gelu_erf" if approximate == "none" else "gelu_tanh", dst, src, fast,
+                    dispatch)
+
+    def neg(self, dst, src, dispatch: str | None = None) -> None:
+        self._unary("neg", dst, src, False, dispatch)
+
+    def abs(self, dst, src, dispatch: str | None = None) -> None:
+        self._unary("abs", dst, src, False, dispatch)
+
+    def _binary(self, fn: str, dst, lhs, rhs, dispatch) -> None:
+        d = _buffer(dst, "dst")
+        if fn in ("lt", "le", "gt", "ge", "eq", "ne"):
+            other = [x for x in (lhs, rhs) if isinstance(x, TileBuffer)]
+            elem = other[0].dtype if other else None
+        else:
+            elem = dst.dtype
+        _op("binary", [d, _operand(lhs, elem, "lhs"), _operand(rhs, elem, "rhs")],
+            dict(self._scope(), fn=ir.StringAttr.get(fn)), dispatch)
+
+    def add(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """dst = lhs + rhs; each a buffer (numpy broadcasting) or a scalar."""
+        self._binary("add", dst, lhs, rhs, dispatch)
+
+    def sub(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("sub", dst, lhs, rhs, dispatch)
+
+    def mul(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("mul", dst, lhs, rhs, dispatch)
+
+    def div(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("div", dst, lhs, rhs, dispatch)
+
+    def maximum(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """Elementwise max (NaN-propagating); the reduction is `max(dst, src, axis=)`."""
+        self._binary("max", dst, lhs, rhs, dispatch)
+
+    def minimum(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        self._binary("min", dst, lhs, rhs, dispatch)
+
+    def compare(self, dst, lhs, op: str, rhs, dispatch: str | None = None) -> None:
+        """dst (an i1 tile) = lhs op rhs, op one of < <= > >= == !=."""
+        names = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
+        if op not in names:
+            raise KernelError(f"Tx.compare: op must be one of {', '.join(names)}, got {op!r}")
+        self._binary(names[op], dst, lhs, rhs, dispatch)
+
+    def select(self, dst, cond, on_true, on_false, dispatch: str | None = None) -> None:
+        """dst = cond ? on_true : on_false (torch.where); cond an i1 tile or scalar."""
+        d = _buffer(dst, "dst")
+        _op("select", [d, _operand(cond, emit.i1(), "cond"),
+                       _operand(on_true, dst.dtype, "on_true"),
+                       _operand(on_false, dst.dtype, "on_false")], self._scope(), dispatch)
+
+    # ------------------------------------------------------------------ reductions
+    def _reduce(self, fn: str, dst, src, axis, scratch, dispatch) -> None:
+        s = _buffer(src, "src")
+        rank = len(src.shape)
+        if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
+            raise KernelError(f"Tx.{fn}: axis must be an integer in [{-rank}, {rank}) for a "
+                              f"{rank}-d src, got {axis!r}")
+        operands = [_buffer(dst, "dst"), s]
+        if scratch is not None:
+            operands.append(_buffer(scratch, "scratch"))
+        attrs = dict(self._scope(), fn=ir.StringAttr.get(fn), axis=_i64_attr(axis % rank))
+        _op("reduce", operands, attrs, dispatch)
+
+    def sum(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        """dst = src summed over `axis` (dst keeps the axis with extent 1). Rows spread over
+        several warps combine through `scratch` (shared, dst elements x warps per row). At
+        warpgroup scope (Tx.wg) with rows over the warpgroup's 4 warps, each warpgroup passes
+        its own window (`scratch=red[wg, :]`) and syncs on named barrier 15 - wg, 128."""
+        self._reduce("sum", dst, src, axis, scratch, dispatch)
+
+    def max(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        self._reduce("max", dst, src, axis, scratch, dispatch)
+
+    def min(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        self._reduce("min", dst, src, axis, scratch, dispatch)
+
+
+def _operand(x, elem: ir.Type | None, what: str) -> ir.Value:
+    """A buffer operand's value, or a scalar operand as a value of type `elem`."""
+    if isinstance(x, TileBuffer):
+        return x.value
+    if elem is None:
+        raise KernelError(f"{what}: a comparison of two scalars has no tile to take the type "
+                          f"from; pass a buffer")
+    if isinstance(x, (Scalar, bool, int, float)):
+        if isinstance(x, Scalar) and x.type != elem:
+            raise KernelError(f"{what} is a {x.type} value but the tile holds {elem}; convert "
+                              f"it first")
+        return as_scalar(x, elem).value
+    raise KernelError(f"{what} must be a buffer or a number, got {type(x).__name__}")
+
+
+def _iota_offset(offset, elem: ir.Type) -> ir.Value:
+    """iota's offset as a value of the tile's element type; integers convert as signed (an
+    offset such as `q0 - k0` may be negative), an index through i32."""
+    if isinstance(offset, bool) or not isinstance(offset, (Scalar, int, float)):
+        raise KernelError(f"Tx.iota: offset must be a number or a device value, got "
+                          f"{type(offset).__name__}")
+    if not isinstance(offset, Scalar):
+        return as_scalar(offset, elem).value
+    t = offset.type
+    if t == elem:
+        return offset.value
+    is_int = isinstance(t, ir.IndexType) or (isinstance(t, ir.IntegerType)
+                                             and ir.IntegerType(t).width > 1)
+    if is_int and isinstance(elem, ir.FloatType):
+        v = arith.index_cast(emit.i32(), offset.value) if isinstance(t, ir.IndexType) \
+            else offset.value
+        return arith.sitofp(elem, v)
+    if is_int and isinstance(elem, ir.IntegerType):
+        if isinstance(t, ir.IndexType):
+            return arith.index_cast(elem, offset.value)
+        wider = ir.IntegerType(t).width < ir.IntegerType(elem).width
+        return (arith.extsi if wider else arith.trunci)(elem, offset.value)
+    if isinstance(t, ir.FloatType) and isinstance(elem, ir.FloatType):
+        return as_scalar(offset, elem).value
+    raise KernelError(f"Tx.iota: offset is a {t} value but the tile holds {elem}; convert it "
+                      f"first")
+
+
+class TileNamespace(Scope):
+    """`Tx`: thread-scope primitives, plus `Tx.cta`, `Tx.wg`, `Tx.warp`, `Tx.thread`."""
+
+    def __init__(self):
+        super().__init__("thread")
+        self.thread = Scope("thread")
+        self.warp = Scope("warp")
+        self.wg = self.warpgroup = Scope("warpgroup")
+        self.cta = Scope("cta")
+        self.cluster = Scope("cluster")
+
+
+tile = TileNamespace()
+
+
+# ---------------------------------------------------------------------------- escapes
+def _group(cta_group: int) -> dict:
+    return {"cta_group": _i64_attr(cta_group)}
+
+
+def _scope_attr(scope, what: str) -> ir.Attribute:
+    """The memory scope of a barrier's release or acquire."""
+    if scope not in ("cta", "cluster"):
+        raise KernelError(f"{what} scope is 'cta' or 'cluster', got {scope!r}")
+    return ir.StringAttr.get(scope)
+
+
+class _MBarrier:
+    def init(self, ptr, count) -> None:
+        _op("mbarrier_init", [ptr, as_scalar(count, emit.i32()).value], {}, None)
+
+    def arrive(self, ptr, scope: str = "cta") -> None:
+        """Arrives on the barrier at `ptr`: this CTA's, or a peer's (a T.cuda.mapa pointer).
+        scope="cluster" releases at cluster scope, for waiters in other CTAs that acquire at
+        cluster scope (try_wait(..., scope="cluster"))."""
+        _op("mbarrier_arrive", [ptr], {"scope": _scope_attr(scope, "mbarrier.arrive")}, None)
+
+    def arrive_expect_tx(self, ptr, nbytes) -> None:
+        _op("mbarrier_arrive_expect_tx", [ptr, as_scalar(nbytes, emit.i32()).value], {}, None)
+
+    def try_wait(self, ptr, phase, scope: str = "cta") -> None:
+        """Waits until the barrier's phase of parity `phase` has completed. scope="cluster"
+        acquires at cluster scope: for barriers that threads of other CTAs arrive on."""
+        _op("mbarrier_wait", [ptr, as_scalar(phase, emit.i32()).value],
+            {"scope": _scope_attr(scope, "mbarrier.try_wait")}, None)
+
+
+class _Wait:
+    def ld(self) -> None:
+        _op("tcgen05_wait", [], {"kind": ir.StringAttr.get("ld")}, None)
+
+    def st(self) -> None:
+        _op("tcgen05_wait", [], {"kind": ir.StringAttr.get("st")}, None)
+
+
+class _Tcgen05:
+    wait = _Wait()
+
+    def alloc(self, dst_ptr, n_cols: int, cta_group: int = 1) -> None:
+        _op("tmem_alloc", [dst_ptr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
+
+    def relinquish_alloc_permit(self, cta_group: int = 1) -> None:
+        _op("tmem_relinquish", [], _group(cta_group), None)
+
+    def dealloc(self, address, n_cols: int, cta_group: int = 1) -> None:
+        addr = as_scalar(address, emit.i32()).value
+        _op("tmem_dealloc", [addr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
+
+    def commit(self, barrier_ptr, cta_group: int = 1, multicast: int | None = None) -> None:
+        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for a CTA pair) the barrier
+        at the same offset in each of those CTAs is arrived at."""
+        operands = [barrier_ptr]
+        if multicast is not None:
+            operands.append(emit.const(_cta_mask(multicast, "tcgen05.commit"),
+                                       ir.IntegerType.get_signless(16)))
+        _op("tcgen05_commit", operands, _group(cta_group), None)
+
+    def fence_before_thread_sync(self) -> None:
+        """Orders this thread's earlier tcgen05 ops before the thread sync that follows."""
+        _op("tcgen05_fence", [], {"kind": ir.StringAttr.get("before_thread_sync")}, None)
+
+    def fence_after_thread_sync(self) -> None:
+        """Orders this thread's later tcgen05 ops after the thread sync that precedes
+        (e.g. tcgen05.ld after the mbarrier wait that saw the MMA's commit)."""
+        _op("tcgen05_fence", [], {"kind": ir.StringAttr.get("after_thread_sync")}, None)
+
+
+class _Fence:
+    def proxy_async(self, space: str = "shared::cta") -> None:
+        if space not in ("shared::cta", "shared"):
+            raise KernelError(f"fence.proxy_async supports shared::cta, got {space!r}")
+        _op("fence", [], {"kind": ir.StringAttr.get("proxy_async_shared")}, None)
+
+    def mbarrier_init(self) -> None:
+        _op("fence", [], {"kind": ir.StringAttr.get("mbarrier_init")}, None)
+
+
+class _AsyncGroup:
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def commit_group(self) -> None:
+        _op("async_commit", [], {"kind": ir.StringAttr.get(self.kind)}, None)
+
+    def wait_group(self, pending: int) -> None:
+        _op("async_wait", [], {"kind": ir.StringAttr.get(self.kind),
+                               "pending": _i64_attr(pending)}, None)
+
+
+class _Ptx:
+    mbarrier = _MBarrier()
+    tcgen05 = _Tcgen05()
+    fence = _Fence()
+    cp_async = _AsyncGroup("cp_async")
+    wgmma = _AsyncGroup("wgmma")
+    bulk = _AsyncGroup("bulk")          # TMA stores
+
+    def setmaxnreg(self, count: int, increase: bool) -> None:
+        """Sets this warpgroup's per-thread register budget (every thread of it must run this)."""
+        if not isinstance(count, int) or isinstance(count, bool):
+            raise KernelError(f"setmaxnreg count must be an integer, got {count!r}")
+        _op("setmaxnreg", [], {"count": _i64_attr(count), "action": ir.StringAttr.get(
+            "increase" if increase else "decrease")}, None)
+
+    def elect_sync(self) -> Scalar:
+        return Scalar(_op("elect_sync", [], {}, None, results=[emit.i1()]).result)
+
+    def atom_add(self, pointer, value, sem: str = "relaxed", scope: str = "gpu") -> Scalar:
+        """Atomically adds the i32 `value` to the word at `pointer` and returns the old word;
+        `sem` ("relaxed", "acquire", "release", "acq_rel") orders this thread's other accesses
+        around it for the threads of `scope` ("cta", "cluster", "gpu")."""
+        if sem not in _ATOMIC_SEMS:
+            raise KernelError(f"atom_add sem must be one of {', '.join(_ATOMIC_SEMS)}, "
+                              f"got {sem!r}")
+        if scope not in _ATOMIC_SCOPES:
+            raise KernelError(f"atom_add scope must be one of {', '.join(_ATOMIC_SCOPES)}, "
+                              f"got {scope!r}")
+        return Scalar(_op("atomic_add", [pointer, as_scalar(value, emit.i32()).value],
+                          {"sem": ir.StringAttr.get(sem), "mem_scope": ir.StringAttr.get(scope)},
+                          None, results=[emit.i32()]).result)
+
+
+_ATOMIC_SEMS = ("relaxed", "acquire", "release", "acq_rel")
+_ATOMIC_SCOPES = ("cta", "cluster", "gpu", "sys")
+
+
+class _Cuda:
+    def cta_sync(self) -> None:
+        _op("cta_sync", [], {}, None)
+
+    def cluster_sync(self) -> None:
+        """Every thread of every CTA of the cluster waits here (barrier.cluster)."""
+        _op("cluster_sync", [], {}, None)
+
+    def mapa(self, pointer, rank) -> ir.Value:
+        """The shared::cluster address of the shared-memory variable at `pointer` in the CTA
+        of cluster rank `rank` (e.g. the leader's barrier for the CTA pair's TMA loads)."""
+        return _op("mapa", [pointer, as_scalar(rank, emit.i32()).value], {}, None,
+                   results=[emit.ptr(7)]).result
+
+    def cluster_ctarank(self) -> Scalar:
+        """This CTA's rank in its cluster."""
+        return Scalar(_op("cluster_ctarank", [], {}, None, results=[emit.i32()]).result)
+
+    def bar_sync(self, barrier_id, threads: int) -> None:
+        """bar.sync barrier_id, threads: only the `threads` threads using this id wait (ids
+        1..15; 0 is cta_sync's; warpgroup-scope reductions over warps take 15 - wg)."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise KernelError(f"bar_sync threads must be an integer, got {threads!r}")
+        _op("named_barrier", [as_scalar(barrier_id, emit.i32()).value],
+            {"threads": _i64_attr(threads)}, None)
+
+    def bar_arrive(self, barrier_id, threads: int) -> None:
+        """bar.arrive barrier_id, threads: counts this thread towards the barrier without
+        waiting; the `threads` include those that wait on it with bar_sync."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise KernelError(f"bar_arrive threads must be an integer, got {threads!r}")
+        _op("barrier_arrive", [as_scalar(barrier_id, emit.i32()).value],
+            {"threads": _i64_attr(threads)}, None)
+
+    def bar_or(self, barrier_id, threads: int, pred) -> Scalar:
+        """bar_sync that also returns, to each of the `threads` threads, whether any of them
+        passed a true `pred` (a boolean the whole group may branch on)."""
+        if not isinstance(threads, int) or isinstance(threads, bool):
+            raise KernelError(f"bar_or threads must be an integer, got {threads!r}")
+        return Scalar(_op("barrier_or", [as_scalar(barrier_id, emit.i32()).value, _bool(pred)],
+                          {"threads": _i64_attr(threads)}, None, results=[emit.i1()]).result)
+
+
+ptx = _Ptx()
+cuda = _Cuda()

@@ -1,0 +1,1 @@
+"""Shipped kernels, written in the kernel language (tilemlir.lang)."""

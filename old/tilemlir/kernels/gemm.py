@@ -1,0 +1,361 @@
+"""The GEMM front door: the shipped Hopper kernel and configuration for a shape.
+
+    from tilemlir.kernels.gemm import hgemm
+    gemm = hgemm(1000, 1000, 8192, "float16")       # heuristic choice, compiled once per shape
+    d = gemm(a, b)                                  # torch CUDA tensors: d = a @ b.T
+    gemm(a, b, out=d)                               # into an existing tensor
+
+    tuned = tuned_hgemm(M, N, K, "float16")         # the fastest candidate, timed (autotune)
+
+D[m, n] = sum_k A[m, k] * B[n, k] (A is M x K, B is N x K, D is M x N, all in `dtype`, fp32
+accumulation). A configuration is a dict of keyword arguments of `gemm_kernel`: KERNEL names
+the shipped kernel (hgemm_v6: persistent, split-K; hgemm_v7: v6 in 2x1 clusters with B
+multicast; hgemm_v8: split-K in 2-CTA clusters that share the fix-up), the rest are that
+kernel's parameters.
+
+The choice is about wave quantization. hgemm_v6 runs min(units, SMS) CTAs, each taking every
+SMS-th unit, so the kernel lasts about ceil(units / SMS) unit times: 32 output tiles of
+128 x 256 (1000 x 1000) keep 32 of the 132 SMs busy for all of K while 100 idle. Two knobs
+change the units:
+  - smaller tiles (128 x 128): twice the units, each half the work, a little less efficient
+    per SM (wgmma n = 128 instead of 256, the same A tile loaded for half the MMAs);
+  - split-K (SPLIT_K = s): s units per tile, each 1/s of K, plus a fix-up per tile (every unit
+    writes its fp32 partial tile, the last sums s of them).
+hgemm_v7 hands out pairs of vertically adjacent 128 x 256 tiles to clusters of 2 CTAs (half
+of B's traffic from L2); its waves count pairs over SMS / 2 clusters. hgemm_v8 runs the 2 or 4
+units of a tile as clusters of 2 that share the fix-up (each SM writes and reads half a
+partial tile, and half again with 4 units, instead of one SM reading all of them). hgemm_v7
+with TAIL_SPLIT = s runs the pairs of the whole waves unsplit and splits only the partial last
+wave's pairs s ways: that wave then takes a fraction of a pair's time. Where v7's pairs take
+2 to 4 waves, it is given only the clusters those waves need (v7_balanced_sms): the same waves
+on fewer SMs, which the power limit rewards.
+`estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
+
+    waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
+    waves = ceil(units / SMS)
+
+with the costs below, and `choose_config` takes the cheapest candidate, preferring fewer
+splits and bigger tiles on a tie. The costs are first estimates (from the tile shapes' MMA and
+byte counts and the sweep results in results/2026-11-30-hopper/ and 2026-12-01-hopper/), not
+yet fitted to timings of each configuration: `candidate_configs` lists the configurations
+worth timing, for tilemlir.autotune(gemm_kernel, ...) (GROUP_M variants included), and
+`tuned_hgemm` times them; a sweep of them is what should set the constants.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+
+from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8,
+                                           v7_pairs)
+
+SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
+BK = 64
+# Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
+# byte loaded, and BM = 64 has one consumer warpgroup instead of two).
+KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2}
+# Where all units fit one wave, smaller tiles cost less. 64 x 128: fitted to 1000 x 1000 x 8192
+# on the H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS;
+# over many waves they lose to 128 x 256 (8192^3 0.82x, 3000 x 5120 x 2056 0.55x cuBLAS),
+# which the cost above keeps (results/2026-12-01-cluster-splitk/). 128 x 128: 0.55 was fitted
+# on one-wave split-K; over 3-5 waves (2048 x 5120 x 2048, 1536 x 4096 x 4096, 3072 x 2048 x
+# 2048) they ran 5-10% slower than 128 x 256 tiles, 0.66-0.72 of a 128 x 256 k-tile step
+# (results/2026-12-01-parity/multiwave-128x128.md).
+ONE_WAVE_KTILE_COST = {(64, 128): 0.25, (128, 128): 0.55}
+# Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
+UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8}
+# Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
+# them back (a 128 x 256 fp32 tile through one SM's share of L2 is ~1.3 k-tile steps).
+PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17}
+# Tile shapes, biggest first; hgemm_v6 needs BM <= M and BN <= N (its loads are tile-sized
+# windows of A and B).
+TILES = ((128, 256), (128, 128), (64, 128), (64, 64))
+MAX_SPLIT_K = 8
+# Splits are tried while units stay within this many waves (past that, more splits only add
+# fix-ups without evening out the last wave).
+SPLIT_WAVES = 2
+# As many stages as shared memory holds next to the epilogue's staging buffer.
+STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8}
+
+
+# Grouped rasterization: GROUP_M tile rows swept column by column (L2 reuse of A and B across
+# the CTAs of a wave). The model does not see it; 16 is a candidate for autotune where there
+# are several waves (results/2026-12-01-hopper/v6-configs*.md: within noise of 8 at 4096^3).
+GROUP_M = 8
+GROUP_M_CANDIDATES = (8, 16)
+
+
+# hgemm_v7 (128 x 256 tiles only here): a k-tile step costs this much of v6's, B's L2 traffic
+# halved by the multicast (results/2026-12-01-hopper/v7-first.md: 591 against 549-565 TFLOP/s
+# for v6 at 4096^3, even at 8192^3), at its own defaults (GROUP_M=16, CTA-scope hand-off).
+V7_KTILE_FACTOR = 0.95
+V7_GROUP_M = 16
+# hgemm_v8 (split-K in clusters of 2 CTAs, one or two clusters per tile): its fix-up is shared
+# by the pair, each SM writing and reading half a partial tile (and half again where two
+# clusters share the tile); a candidate where tiles x SPLIT_K fit the SMs (one wave).
+V8_SPLITS = (2, 4)
+# hgemm_v7's last-wave splits, tried where the pairs leave a partial last wave after at most
+# TAIL_WHOLE_WAVES whole ones: past that the modelled gain (a fraction of one wave in many) is
+# within the model's error, and the fix-up's L2 traffic is not modelled.
+TAIL_SPLITS = (2, 3, 4)
+TAIL_WHOLE_WAVES = 2
+# A last-wave split's fix-up per partial tile: every SM of that wave writes and reads partial
+# tiles at once. Fitted to six mid-size shapes (results/2026-12-01-parity/tail-split.md): 20-34
+# k-tile steps for the fix-ups of TAIL_SPLIT 2-4, about six times PARTIAL_COST, so that only
+# long K gains (K = 2048 ran slower split, K = 4096 up to 15% faster).
+TAIL_PARTIAL_COST = 8.0
+# hgemm_v7 over 2 to BALANCED_WAVES waves of pairs: only as many clusters as those waves need,
+# each then taking the same number of pairs (4096^3: 64 clusters with 4 pairs each, not 66 of
+# which 8 sit out the last wave). The same waves on fewer SMs, under the power limit: +1.3 to
+# +4.3% at five 4-wave shapes, -2.2 to +0.7% at 16 and 28 waves (8192^3, 4096 x 28672 x
+# 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
+BALANCED_WAVES = 4
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
+
+
+def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
+                **config):
+    """The kernel of one front-door configuration: KERNEL (a KERNELS key) built with the rest
+    of `config` as its parameters. The factory tilemlir.autotune tunes over."""
+    factory = KERNELS.get(KERNEL)
+    if factory is None:
+        raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {KERNEL!r}")
+    return factory(M, N, K, dtype, **config)
+
+
+def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
+    return dict(KERNEL="hgemm_v6", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN),
+                GROUP_M=group_m, SPLIT_K=split_k)
+
+
+def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS) -> dict:
+    config = dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
+                  GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
+    if tail_split > 1:
+        config["TAIL_SPLIT"] = tail_split
+    if sms != SMS:
+        config["SMS"] = sms
+    return config
+
+
+def v7_balanced_sms(M: int, N: int, sms: int = SMS) -> int:
+    """The SMs hgemm_v7 (128 x 256 tiles) is given on M x N: where its pairs take 2 to
+    BALANCED_WAVES waves of the sms / 2 clusters, twice the clusters that run the same waves
+    with an equal number of pairs each; else all of them."""
+    pairs, clusters = v7_pairs(M, N, 128, 256), sms // 2
+    waves = math.ceil(pairs / clusters)
+    if not 2 <= waves <= BALANCED_WAVES:
+        return sms
+    return 2 * math.ceil(pairs / waves)
+
+
+def _v8_config(BM: int, BN: int, split_k: int) -> dict:
+    return dict(KERNEL="hgemm_v8", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], GROUP_M=GROUP_M,
+                SPLIT_K=split_k)
+
+
+def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
+    """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM."""
+    tile = (config["BM"], config["BN"])
+    split = config.get("SPLIT_K", 1)
+    tiles_m, tiles_n = math.ceil(M / tile[0]), math.ceil(N / tile[1])
+    k_tiles = math.ceil(K / BK)
+    cost = KTILE_COST[tile]
+    if config.get("KERNEL") == "hgemm_v7":
+        cost *= V7_KTILE_FACTOR
+        pairs, clusters = v7_pairs(M, N, *tile), config.get("SMS", sms) // 2
+        tail_split = config.get("TAIL_SPLIT", 1)
+        if tail_split > 1:                 # whole waves unsplit, then the split last wave
+            whole_waves = pairs // clusters
+            tail_waves = math.ceil(pairs % clusters * tail_split / clusters)
+            return (whole_waves * (k_tiles * cost + UNIT_OVERHEAD[tile])
+                    + tail_waves * (math.ceil(k_tiles / tail_split) * cost
+                                    + UNIT_OVERHEAD[tile]
+                                    + (1 + tail_split) * TAIL_PARTIAL_COST))
+        waves = math.ceil(pairs * split / clusters)
+    else:
+        waves = math.ceil(tiles_m * tiles_n * split / sms)
+        if waves == 1:
+            cost = ONE_WAVE_KTILE_COST.get(tile, cost)
+    if config.get("KERNEL") == "hgemm_v8":
+        # write and read half a partial tile in the pair; where two clusters share the tile,
+        # half again plus the counter's round trip, which together cost about twice that
+        # (fitted: at 1000 x 1000 x 8192, SPLIT_K=4 on 128 x 256 tiles ran 2-5% slower than
+        # SPLIT_K=2 on 128 x 128, results/2026-12-01-cluster-splitk/)
+        fixup = (1 + 2 * (split == 4)) * PARTIAL_COST[tile]
+    else:
+        fixup = (1 + split) * PARTIAL_COST[tile] if split > 1 else 0.0
+    return waves * (math.ceil(k_tiles / split) * cost + UNIT_OVERHEAD[tile] + fixup)
+
+
+def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
+    """Configurations worth trying for this shape, best modelled first: for each tile shape
+    that fits in M x N, hgemm_v6 without split-K and with every SPLIT_K (at most MAX_SPLIT_K,
+    one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
+    hgemm_v7 likewise for the 128 x 256 tiles, and with TAIL_SPLIT 2, 3 and 4 where its
+    pairs leave a partial last wave; hgemm_v8 with SPLIT_K 2 and 4 where its
+    slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave)."""
+    k_tiles = math.ceil(K / BK)
+    configs = []
+    for BM, BN in TILES:
+        if BM > M or BN > N:
+            continue
+        tiles = math.ceil(M / BM) * math.ceil(N / BN)
+        configs.append(_config(BM, BN, 1))
+        if (BM, BN) == (128, 256):
+            configs.append(_v7_config(sms=v7_balanced_sms(M, N, sms)))
+            pairs, clusters = v7_pairs(M, N, BM, BN), sms // 2
+            if pairs % clusters and pairs // clusters <= TAIL_WHOLE_WAVES:
+                configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
+        if tiles > sms:
+            configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]
+        for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
+            if tiles * split <= SPLIT_WAVES * sms:
+                configs.append(_config(BM, BN, split))
+                if (BM, BN) == (128, 256):
+                    configs.append(_v7_config(split))
+        configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
+                    if BN % (2 * SPLIT_K_STEP_N) == 0 and split <= k_tiles
+                    and tiles * split <= sms]
+    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
+                                          c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
+                                          -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
+                                          c["GROUP_M"] != GROUP_M))
+
+
+def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
+    """The heuristic's configuration for this shape (see the module docstring)."""
+    _check_shape(M, N, K, dtype)
+    return candidate_configs(M, N, K, sms)[0]
+
+
+def _check_shape(M, N, K, dtype) -> None:
+    for name, value in (("M", M), ("N", N), ("K", K)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"hgemm: {name} must be a positive integer, got {value!r}")
+    # hgemm_v6 checks the rest (N and K multiples of 8) when it builds the kernel.
+    if dtype not in ("float16", "bfloat16"):
+        raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    small = min(BM for BM, _ in TILES), min(BN for _, BN in TILES)
+    if M < small[0] or N < small[1]:
+        raise ShapeError(f"hgemm: M={M} x N={N} is smaller than the smallest tile "
+                         f"{small[0]} x {small[1]} (the kernels load tile-sized windows)")
+
+
+_TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
+
+
+def split_k_buffers(kernel, device) -> tuple:
+    """The buffers a compiled front-door kernel takes after (A, B, D), as its signature says:
+    with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
+    none otherwise."""
+    import torch
+    dtypes = {"f32": torch.float32, "i32": torch.int32}
+    return tuple(torch.zeros(p.shape, dtype=dtypes[p.dtype], device=device) if p.name == "C"
+                 else torch.empty(p.shape, dtype=dtypes[p.dtype], device=device)
+                 for p in kernel.signature.params[3:])
+
+
+class Gemm:
+    """The kernel of one configuration (gemm_kernel), compiled for one shape and dtype and
+    called on torch tensors.
+
+    gemm(a, b) -> d (allocated), gemm(a, b, out=d) or gemm(a, b, d) (written in place). With
+    SPLIT_K > 1 it owns the fp32 workspace and the counters per device (allocated at the first
+    call there, counters zeroed; the kernel leaves them zero). Calls that share them must be
+    ordered on one stream, as calls of one torch module are."""
+
+    def __init__(self, M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
+                 target: str | None = None):
+        _check_shape(M, N, K, dtype)
+        self.shape = (M, N, K)
+        self.dtype = dtype
+        self.config = dict(config) if config is not None else choose_config(M, N, K, dtype)
+        self.target = target
+        self._kernel = None
+        self._workspaces: dict = {}
+        self._lock = threading.Lock()
+        self.factory_kernel = gemm_kernel(M, N, K, dtype, **self.config)   # or ShapeError
+
+    @property
+    def kernel(self):
+        """The compiled kernel (compiled at the first use)."""
+        if self._kernel is None:
+            import tilemlir
+            self._kernel = tilemlir.compile(self.factory_kernel, target=self.target)
+        return self._kernel
+
+    @property
+    def compile_info(self):
+        return self.kernel.compile_info
+
+    def _workspace(self, device) -> tuple:
+        with self._lock:
+            spaces = self._workspaces.get(device)
+            if spaces is None:
+                spaces = self._workspaces[device] = split_k_buffers(self.kernel, device)
+            return spaces
+
+    def __call__(self, a, b, out=None):
+        import torch
+        M, N, _ = self.shape
+        kernel = self.kernel
+        if out is None:
+            out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
+                              device=a.device)
+        kernel(a, b, out, *self._workspace(a.device))
+        return out
+
+    def __repr__(self) -> str:
+        M, N, K = self.shape
+        return f"Gemm({M}x{N}x{K}, {self.dtype}, {self.config})"
+
+
+_GEMMS: dict = {}
+_GEMMS_LOCK = threading.Lock()
+
+
+def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
+          target: str | None = None) -> Gemm:
+    """The GEMM callable for this shape and dtype (the heuristic's configuration unless
+    `config` names one), cached per (shape, dtype, configuration, target)."""
+    chosen = dict(config) if config is not None else choose_config(M, N, K, dtype)
+    key = (M, N, K, dtype, tuple(sorted(chosen.items())), target)
+    with _GEMMS_LOCK:
+        gemm = _GEMMS.get(key)
+        if gemm is None:
+            gemm = _GEMMS[key] = Gemm(M, N, K, dtype, chosen, target)
+    return gemm
+
+
+def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
+                target: str | None = None) -> Gemm:
+    """The GEMM callable with the fastest of candidate_configs(M, N, K), timed on `inputs`
+    ((a, b) torch CUDA tensors; random ones if None) by tilemlir.autotune, which remembers the
+    choice in memory and under the compile cache (a later process times nothing)."""
+    import torch
+
+    import tilemlir
+    from tilemlir.runtime.tuning import do_bench
+    _check_shape(M, N, K, dtype)
+    torch_dtype = getattr(torch, _TORCH_DTYPES[dtype])
+    if inputs is None:
+        inputs = (torch.randn(M, K, device="cuda", dtype=torch_dtype),
+                  torch.randn(N, K, device="cuda", dtype=torch_dtype))
+    a, b = inputs
+    d = torch.empty((M, N), device=a.device, dtype=torch_dtype)
+
+    def bench(kernel, args):                  # split-K configurations take W and C as well
+        extra = split_k_buffers(kernel, a.device)
+        return do_bench(lambda: kernel(*args, *extra))
+    tuner = tilemlir.autotune(gemm_kernel, configs=candidate_configs(M, N, K), target=target,
+                              bench=bench)
+    return hgemm(M, N, K, dtype, tuner.choose(M, N, K, dtype, args=(a, b, d)), target)
+
+
+def matmul_nt(a, b, out=None):
+    """a @ b.T for torch tensors a (M x K) and b (N x K) of float16 or bfloat16."""
+    (M, K), (N, _) = a.shape, b.shape
+    dtype = str(a.dtype).removeprefix("torch.")
+    return hgemm(M, N, K, dtype)(a, b, out)

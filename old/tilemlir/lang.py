@@ -1,0 +1,74 @@
+"""The kernel language, seed style:
+
+    import tilemlir.lang as T
+    Tx = T.tile
+
+    @T.kernel
+    def kernel(A: T.Buffer((M, K), "float16"), ...):
+        bx, by = T.cta_id([M // 128, N // 128])
+        warp_id = T.warp_id_in_wg([4])
+        lane_id = T.lane_id([32])
+        ...
+        Tx.cta.copy(Asmem[:, :], A[m:m + 128, k:k + 64])
+        if lane_id == 0:
+            T.print("warp", warp_id, "k", k)         # device printf: "[file.py:12] warp 0 k 64"
+"""
+
+from tilemlir.dsl.buffers import TileBuffer
+from tilemlir.dsl.debug import device_print as print  # noqa: A001 (T.print, on the device)
+from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, alloc_buffer,
+                                     alloc_local, bfloat16, boolean, cluster_shape, cta_id,
+                                     decl_buffer, float16, float32, int32, int64, lane_id,
+                                     meta_var, serial, thread_id, uint32, uint64, unroll, warp_id,
+                                     warp_id_in_wg, warpgroup_id)
+from tilemlir.dsl.kernel import KernelFunction
+from tilemlir.dsl.primitives import cuda, ptx, tile
+from tilemlir.dsl.values import KernelError
+from tilemlir.layout import (MmaSync, R, S, TCol, Tcgen05Mma, TileLayout, TLane, Wgmma, laneid,
+                             tcgen05_accumulator_layout, tid_in_wg, warpid, wgid,
+                             wgmma_a_layout, wgmma_accumulator_layout, wid_in_wg)
+from tilemlir.layout import mma_shared_layout as _mma_shared_layout
+from tilemlir.runtime.compiler import compile_kernel
+
+
+class CallableKernel(KernelFunction):
+    """A `@T.kernel` function: calling it compiles (cached) and runs it."""
+
+    def __call__(self, *args, target: str | None = None):
+        """Compiles for `target` (default: the GPU's chip) and runs on `args`."""
+        return compile_kernel(self, target=target)(*args)
+
+
+def kernel(fn) -> CallableKernel:
+    return CallableKernel(fn)
+
+
+prim_func = kernel
+
+
+class SwizzleMode:
+    """Shared-memory swizzle modes of the MMA operand layouts (seed spelling)."""
+    SWIZZLE_128B_ATOM = "128B"
+    SWIZZLE_64B_ATOM = "64B"
+    SWIZZLE_32B_ATOM = "32B"
+    SWIZZLE_NONE = "none"
+
+
+def mma_shared_layout(dtype, swizzle_mode: str, shape) -> TileLayout:
+    """The K-major shared layout the tensor cores read, for a dtype ("float16", ...) or bit width."""
+    from tilemlir.dsl.values import dtype_bits
+    bits = dtype if isinstance(dtype, int) else dtype_bits(dtype)
+    return _mma_shared_layout(bits, swizzle_mode, shape)
+
+
+__all__ = [
+    "Buffer", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
+    "TCol", "TLane", "Tcgen05Mma", "TileBuffer", "TileLayout", "Wgmma", "address_of",
+    "alloc_buffer", "alloc_local", "bfloat16",
+    "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
+    "int64",
+    "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
+    "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
+    "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
+    "wgmma_a_layout", "wgmma_accumulator_layout", "wid_in_wg",
+]

@@ -1,0 +1,1 @@
+"""Variants of tile.copy and tile.copy_async."""

@@ -1,0 +1,285 @@
+"""gemm_async -> wgmma.fence, a chain of wgmma.mma_async m64nNk16, wgmma.commit_group (sm_90a).
+
+Before (a warpgroup multiplies a 64x64 A and a 128x64 B, both 128B-swizzled in shared memory,
+into a 64x128 f32 accumulator held in registers as the wgmma fragment):
+
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup",
+                                          transpose_b = false}
+        : (!tile.buf<[64, 128], f32, "local", wgmma_accumulator_layout(64, 128)
+                        = S[(4, 2, 8, 16, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]>,
+           !tile.buf<[64, 64], f16, "shared", S[(64, 64):(64, 1)] o Sw<3,3,3>>,
+           !tile.buf<[128, 64], f16, "shared", S[(128, 64):(64, 1)] o Sw<3,3,3>>, i1) -> ()
+    ...
+    "tile.async_wait"() {kind = "wgmma", pending = 0 : i64}
+
+After (M / 64 = 1 accumulator of N / 2 = 64 registers, K / 16 = 4 instructions along K; the
+descriptors' start field advances 2 (32 bytes) per K step; with M = 128 a second chain reads
+A from 64 rows further, into its own 64 registers):
+
+    %acc0 = 64 x (llvm.load slot i; arith.select %accum, %x, 0.0) -> llvm.insertvalue
+    nvvm.wgmma.fence.aligned
+    %r1 = nvvm.wgmma.mma_async (C_A + %sa), (C_B + %sb), %acc0
+          #nvvm.shape<m = 64, n = 128, k = 16>, D [f32, one], A [f16, one, row], B [f16, one, col]
+    %r2 = nvvm.wgmma.mma_async (C_A + 2 + %sa), (C_B + 2 + %sb), %r1 ...
+    %r3 ... %r4 ...
+    nvvm.wgmma.commit_group.sync.aligned
+    64 x (llvm.extractvalue %r4[i] -> llvm.store to slot i)
+
+The asynchronous chain completes at the kernel's wgmma wait (tile.async_wait, kind "wgmma"),
+which must come before D's registers are read.
+
+Accumulate flag. nvvm.wgmma.mma_async takes scale-d only as an attribute, so the first
+instruction always runs with scale-d = 1 and the accumulator it reads is D's registers when
+%accum holds and zeros when it does not: one `arith.select` per register, applied before the
+wgmma.fence (so no register is touched between the fence and the chain). A constant %accum
+folds: true loads D, false starts from zeros without reading D. This costs N / 2 selects per
+call, against the alternative of wgmma in inline PTX with a predicate operand.
+
+Operands. D in registers with the wgmma accumulator fragment: every element must be held by the
+lane and warp of the warpgroup the PTX ISA assigns (tilemlir.layout.instructions
+.Wgmma); each (M block, accumulator register) must sit in one register slot
+on all threads, in any slot order. A (M x K) and B (N x K) are K-major tiles in shared memory
+with an MMA layout (any swizzle mode) starting on their swizzle repeat. M is a multiple of 64
+(one instruction per 64-row block, each with its own registers), N a multiple of 8 up to 256.
+
+B MN-major (`transpose_b`, Tx.warpgroup.gemm_async(D, A, B, transpose_B=True)): B is a (K x N)
+tile, N contiguous, D (+)= A . B (attention's V: rows = key positions = K, columns = head dim
+= N). Its layout is the MMA layout of a tile whose rows are K:
+tilemlir.lang.mma_shared_layout(dtype, mode, (K, N)), i.e. N cut into chunks one swizzle row
+wide (64 f16 for 128B), each chunk K rows of W bytes, the chunks one after another -- what TMA
+writes when Tx.copy_async loads a (K, N) box into it (one [K, 64] box per chunk). A row window
+of a taller buffer of that layout (a stage of a (STAGES * K, N) ring, as the hgemm kernels
+allocate their tiles) is accepted as well: the chunks are then further apart, and the
+descriptor says so. The instruction has imm-trans-b = 1 (nvvm layout B "row") and the MN-major
+descriptor: for the swizzled modes LBO = bytes between chunks along N, SBO = bytes between
+8-row groups along K (1024 for 128B); for "none" the roles swap (LBO along K, SBO along N). A K
+step of 16 rows advances the start address by two 8-row groups (2048 bytes for 128B).
+
+A in registers ("RS"): A is a "local" (M x K) f16 / bf16 tile in the layout
+tilemlir.lang.wgmma_a_layout(M, K) (any slot order, as for D). Each K step of each M block
+reads four b32 registers per thread, packed from A's slots before the fence, and the
+instruction is written as inline PTX (nvvm.wgmma.mma_async takes A only as a descriptor; MLIR
+22's nvvm.inline_ptx aborts on read-write operands in gpu-lower-to-nvvm-pipeline and mis-ties
+them next to read-only ones, hence llvm.inline_asm with the constraints spelled out):
+
+    %a0 = bitcast (vector<2xf16> [slot p0, slot p1]) : i32   ... %a3
+    nvvm.wgmma.fence.aligned
+    %r1 = llvm.inline_asm has_side_effects "{ .reg .pred p; setp.ne.b32 p, 1, 0;
+          wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {$0, ..., $63}, {$64, ..., $67},
+          $68, p, 1, 1, 0; }", "=f,...,=f,r,r,r,r,l,0,1,...,63" %a0, ..., %a3, (C_B + %sb), %acc0...
+
+The accumulators are tied read-write operands, as the nvvm op's are; scale-d stays 1 with the
+same select before the fence. wgmma_a_layout(64, K) is wgmma_accumulator_layout(64, K), so a
+cast of an f32 accumulator S (64 x K) into P in that layout is a per-thread conversion
+(cvt.rn.f16x2.f32 pairs) and P . V is this variant with A = P, transpose_b = True. The PTX rule
+that A's registers must not change between wgmma.fence and the wgmma reading them holds by
+construction: the registers are written before the fence, and nothing in the chain writes them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import arith, llvm, nvvm
+
+from tilemlir.dispatch.registry import Reject, predicate, register
+from tilemlir.ir import emit, windows
+from tilemlir.layout.instructions import Wgmma, wgmma_a_layout
+from tilemlir.lowering import addresses
+from tilemlir.lowering.cuda import fragments as register_fragments
+from tilemlir.lowering.cuda.gemm_async import operands
+from tilemlir.lowering.cuda.predicates import no_replica, operands_in, target_supports
+
+
+@predicate("a_operand")
+def a_operand(ctx):
+    """A in shared memory (read through a descriptor) or in registers (the wgmma A fragment)."""
+    scope = ctx.buffer("a").scope
+    if scope in ("shared", "local"):
+        return None
+    return f"A is in {scope}; wgmma reads A from shared memory or from registers (local)"
+
+
+@predicate("whole_warpgroup")
+def whole_warpgroup(ctx):
+    """Scope "warpgroup", and all 128 threads of it reach the op (wgmma is .sync.aligned)."""
+    if ctx.scope != "warpgroup":
+        return f"scope '{ctx.scope}': wgmma is issued by a whole warpgroup (scope 'warpgroup')"
+    return ctx.narrowing_reason()
+
+
+# ------------------------------------------------------------------------------ the fragment
+def _fragment_slots(name: str, buf, lane, warp, key, wanted: str, reads: str, unit) -> dict:
+    """{fragment register key: register slot} of operand `name` held in registers, checked on
+    every element: each is held by the lane and warp the instruction `reads` it from (the
+    expected `lane` / `warp` arrays), and each key sits in one slot on all threads.
+    `unit(k)` names key k in a message."""
+    held = register_fragments.thread_map(buf)
+    if not held.lanes_named or not held.warps_named:
+        missing = "lane" if not held.lanes_named else "warp"
+        raise Reject(f"{name}'s layout {buf.layout} names no {missing} axis, so it is not the "
+                     f"wgmma {name} fragment; {wanted}")
+    for what, actual, expected in (("lane", held.lane, lane), ("warp", held.warp, warp)):
+        at = register_fragments.first_mismatch(actual, expected)
+        if at is not None:
+            raise Reject(f"{name}{list(at)} is held by {what} {int(actual[at])} of the warpgroup "
+                         f"but {reads} {what} {int(expected[at])}; {wanted}")
+    pairs = np.unique(np.stack([key.ravel(), held.slot.ravel()], axis=1), axis=0)
+    keys, counts = np.unique(pairs[:, 0], return_counts=True)
+    if (counts > 1).any():
+        raise Reject(f"{name} keeps {unit(int(keys[counts > 1][0]))} in different slots on "
+                     f"different threads; {wanted}")
+    return dict(pairs.tolist())
+
+
+def accumulator_slots(ctx, wgmma: Wgmma, m: int) -> list[list[int]]:
+    """The register slot of each (M block, accumulator register), checked on every element."""
+    n = wgmma.n
+    lane, warp, block, register = wgmma.accumulator_fragment(m)
+    slots = _fragment_slots(
+        "D", ctx.buffer("d"), lane, warp, block * (n // 2) + register,
+        f"the wgmma accumulator layout is {wgmma.accumulator_layout(m)}",
+        f"wgmma m64n{n}k16 puts it in",
+        lambda k: f"accumulator register {k % (n // 2)} of M block {k // (n // 2)}")
+    return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // wgmma.m)]
+
+
+def a_register_slots(ctx, m: int, k: int) -> list[list[list[int]]]:
+    """slots[M block][K step][position] of A in registers, checked on every element."""
+    lane, warp, block, step, position = Wgmma.a_fragment(m, k)
+    steps = k // operands.MMA_K
+    slots = _fragment_slots(
+        "A", ctx.buffer("a"), lane, warp, (block * steps + step) * 8 + position,
+        f"the wgmma A layout is {wgmma_a_layout(m, k)} (tilemlir.lang.wgmma_a_layout)",
+        "wgmma with A in registers reads it from",
+        lambda kk: f"element {kk % 8} of K step {kk // 8 % steps} of M block {kk // 8 // steps}")
+    return [[[slots[(b * steps + j) * 8 + p] for p in range(8)] for j in range(steps)]
+            for b in range(m // Wgmma.m)]
+
+
+# ------------------------------------------------------------------------------ lowering
+def _initial_accumulators(ctx, d_ref, slots, acc_type):
+    f32 = ir.F32Type.get()
+    zero = emit.const(0.0, f32)
+    accum = ctx.operand("accum")
+    known = operands.static_bool(accum)
+    base = addresses.storage(d_ref)
+    accumulators = []
+    for block_slots in slots:
+        if known is False:
+            values = [zero] * len(block_slots)
+        else:
+            values = [emit.load(f32, addresses.slot_pointer(d_ref, s, base)) for s in block_slots]
+            if known is None:
+                values = [arith.select(accum, v, zero) for v in values]
+        acc = llvm.mlir_undef(acc_type)
+        for i, v in enumerate(values):
+            acc = llvm.insertvalue(acc, v, [i])
+        accumulators.append(acc)
+    return accumulators
+
+
+def _a_registers(ctx, a_slots) -> list[list[list[ir.Value]]]:
+    """Per M block and K step, A's four b32 registers: slot pairs packed as 2 x 16-bit."""
+    ref = windows.resolve(ctx.operand("a"))
+    elem = ref.type.elem
+    base = addresses.storage(ref)
+    registers = []
+    for block in a_slots:
+        per_step = []
+        for positions in block:
+            values = [emit.load(elem, addresses.slot_pointer(ref, s, base)) for s in positions]
+            per_step.append([emit.bitcast(emit.i32(), emit.build_vector(values[i:i + 2]))
+                             for i in range(0, 8, 2)])
+        registers.append(per_step)
+    return registers
+
+
+def _wgmma_register_a(acc_type, acc, a_regs, desc_b, n: int, elem: str, transpose_b: bool):
+    """wgmma.mma_async m64nNk16 with A from registers, as inline PTX: the accumulators are
+    outputs tied to the inputs (read-write), scale-d is 1 (see "Accumulate flag")."""
+    count = n // 2
+    f32 = ir.F32Type.get()
+    outs = ", ".join(f"${i}" for i in range(count))
+    a = ", ".join(f"${count + i}" for i in range(4))
+    text = ("{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+            f"wgmma.mma_async.sync.aligned.m64n{n}k16.f32.{elem}.{elem} "
+            f"{{{outs}}}, {{{a}}}, ${count + 4}, p, 1, 1, {int(transpose_b)};\n}}")
+    constraints = ",".join(["=f"] * count + ["r"] * 4 + ["l"] + [str(i) for i in range(count)])
+    inputs = [*a_regs, desc_b, *(emit.extract_value(acc, i, f32) for i in range(count))]
+    return llvm.inline_asm(acc_type, inputs, text, constraints, has_side_effects=True)
+
+
+def _b_descriptor(b, k0: int) -> int:
+    if isinstance(b, operands.MnMajorOperand):
+        return b.descriptor(k0)
+    return b.descriptor("wgmma", 0, k0)
+
+
+def _emit(ctx, a, b, slots, n: int, k: int, a_slots):
+    """a: the shared A (SmemOperand) or None with a_slots, A's register slots."""
+    f32 = ir.F32Type.get()
+    d_ref = windows.resolve(ctx.operand("d"))
+    acc_type = emit.struct([f32] * (n // 2))
+    accumulators = _initial_accumulators(ctx, d_ref, slots, acc_type)
+    transpose_b = bool(ctx.attr("transpose_b"))
+    if a is not None:
+        a_start = operands.start_field(ctx.operand("a"))
+    else:
+        a_regs = _a_registers(ctx, a_slots)
+    b_start = operands.start_field(ctx.operand("b"))
+    shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {n}, k = {operands.MMA_K}>")
+    elem_name = str(ctx.buffer("a").elem)
+    elem = getattr(nvvm.WGMMATypes, elem_name)
+    one = nvvm.WGMMAScaleIn.one
+    layout_b = nvvm.MMALayout.row if transpose_b else nvvm.MMALayout.col
+    nvvm.wgmma_fence_aligned()
+    results = []
+    for block, acc in enumerate(accumulators):
+        for step, k0 in enumerate(operands.k_steps(k)):
+            if a is None:
+                desc_b = operands.descriptor_value(_b_descriptor(b, k0), b_start)
+                acc = _wgmma_register_a(acc_type, acc, a_regs[block][step], desc_b, n,
+                                        elem_name, transpose_b)
+                continue
+            desc_a = operands.descriptor_value(a.descriptor("wgmma", Wgmma.m * block, k0), a_start)
+            desc_b = operands.descriptor_value(_b_descriptor(b, k0), b_start)
+            acc = nvvm.wgmma_mma_async(acc_type, acc, desc_a, desc_b, shape, elem, elem,
+                                       nvvm.WGMMATypes.f32, nvvm.WGMMAScaleOut.one, one, one,
+                                       nvvm.MMALayout.row, layout_b)
+        results.append(acc)
+    nvvm.wgmma_commit_group_sync_aligned()
+    base = addresses.storage(d_ref)
+    for acc, block_slots in zip(results, slots):
+        for i, s in enumerate(block_slots):
+            emit.store(emit.extract_value(acc, i, f32), addresses.slot_pointer(d_ref, s, base))
+
+
+@register("gemm_async", name="wgmma", priority=10,
+          when=[target_supports("wgmma"), whole_warpgroup, a_operand, operands_in("shared", "b"),
+                operands_in("local", "d"), operands.dtypes, no_replica])
+def lower_wgmma(ctx):
+    """wgmma.mma_async m64nNk16 chains from shared-memory descriptors (or A in registers) into
+    register fragments; B K-major or, with transpose_b, MN-major."""
+    dims = operands.dims(ctx)
+    if ctx.attr("cta_group") != 1:
+        raise Reject(f"cta_group {ctx.attr('cta_group')}: wgmma runs within one CTA "
+                     f"(cta_group 1)")
+    if dims.m % Wgmma.m:
+        raise Reject(f"M={dims.m} is not a multiple of {Wgmma.m} (wgmma is m64nNk16)")
+    elem = str(ctx.buffer("a").elem)
+    reason = Wgmma.shape_error(Wgmma.m, dims.n, operands.MMA_K, elem)
+    if reason:
+        raise Reject(reason)
+    transpose_b = bool(ctx.attr("transpose_b"))
+    if dims.b_n != dims.n:
+        held = "columns (B is K x N with transpose_b)" if transpose_b else "rows"
+        raise Reject(f"B has {dims.b_n} {held} but D has N={dims.n} columns")
+    if ctx.buffer("a").scope == "shared":
+        a, a_slots = operands.smem_operand(ctx, "a"), None
+    else:
+        register_fragments.register_ref(ctx, "a")
+        a, a_slots = None, a_register_slots(ctx, dims.m, dims.k)
+    b = operands.mn_major_operand(ctx, "b") if transpose_b else operands.smem_operand(ctx, "b")
+    slots = accumulator_slots(ctx, Wgmma(dims.n, elem), dims.m)
+    return lambda: _emit(ctx, a, b, slots, dims.n, dims.k, a_slots)

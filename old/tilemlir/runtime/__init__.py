@@ -1,0 +1,7 @@
+"""Running compiled kernels through MLIR's CUDA runtime, on the caller's stream."""
+
+from tilemlir.runtime.args import ArgumentError
+from tilemlir.runtime.cuda import CudaUnavailable, driver_available
+from tilemlir.runtime.executable import Executable, Kernel
+
+__all__ = ["ArgumentError", "CudaUnavailable", "Executable", "Kernel", "driver_available"]

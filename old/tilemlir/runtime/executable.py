@@ -1,0 +1,254 @@
+"""Compiled tile modules and callable kernels.
+
+    exe = Executable.from_text(open("examples/mma_demo.mlir").read(), target="sm_90a")
+    kernel = exe.kernel("gemm_16x8x16")
+    kernel(a, b, d)                 # numpy arrays: copied to the GPU and back, then synchronised
+    kernel(a_t, b_t, d_t)           # torch / cupy CUDA tensors: used in place, on the current stream
+    kernel(a_t, b_t, d_t, stream=s) # ... or on stream s
+
+Every call goes through MLIR's CUDA runtime (tilemlir.runtime.launch): the PTX is loaded once
+per kernel, and each call launches it on the caller's stream without synchronising (numpy
+arrays excepted). TMA tensor maps the kernel takes are encoded here, from the tensors' addresses.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import threading
+
+from mlir import ir
+
+from tilemlir.ir.context import make_context
+from tilemlir.pipeline import lower_to_ptx
+from tilemlir.runtime import args as argcheck
+from tilemlir.runtime import launch as rt
+from tilemlir.runtime.signature import KernelSignature, kernels, with_tensor_maps
+from tilemlir.runtime.streams import LEGACY_DEFAULT_STREAM, current_stream, stream_handle
+from tilemlir.target import Target
+from tilemlir.target.ptx import extract_ptx
+
+_SCALAR_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64,
+                  "f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool}
+
+
+class Executable:
+    """Kernels: their signatures and PTX."""
+
+    def __init__(self, target: Target, signatures: dict[str, KernelSignature],
+                 ptx: dict[str, str]):
+        self.target = target
+        self.signatures = signatures
+        self.ptx = ptx
+
+    @staticmethod
+    def compile(module: ir.Module, target: Target, opt_level: int = 3,
+                dump_dir: str | None = None, line_info: bool = False) -> "Executable":
+        """Lowers a tile module to PTX (in place); `line_info`: .file/.loc directives for the
+        ops' source lines."""
+        signatures = {s.name: s for s in kernels(module)}
+        lower_to_ptx(module, target, opt_level, dump_dir, line_info)
+        with_tensor_maps(signatures, module)
+        return Executable(target, signatures, extract_ptx(module))
+
+    @staticmethod
+    def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
+        t = target if isinstance(target, Target) else Target.parse(target)
+        with make_context():
+            return Executable.compile(ir.Module.parse(text), t)
+
+    def kernel(self, name: str | None = None) -> "Kernel":
+        if name is None:
+            if len(self.signatures) != 1:
+                raise KeyError(f"name one of the kernels: {', '.join(self.signatures)}")
+            name = next(iter(self.signatures))
+        if name not in self.signatures:
+            raise KeyError(f"no kernel '{name}'; the kernels are: {', '.join(self.signatures)}")
+        return Kernel(self, self.signatures[name])
+
+
+class Kernel:
+    """A compiled kernel; calling it launches it (see the module docstring)."""
+
+    def __init__(self, exe: Executable, sig: KernelSignature):
+        self.executable = exe
+        self.signature = sig
+        self._functions: dict = {}       # device -> the kernel loaded there
+        self._launchers: dict = {}       # (device, grid) -> launch(stream, params, None, n)
+        self._maps: dict = {}            # (record, address) -> encoded tensor map
+        self._local = threading.local()  # per thread: the argument block reused call after call
+        self._torch_args = None          # what torch tensors the fast path accepts, or False
+
+    @property
+    def name(self) -> str:
+        return self.signature.name
+
+    @property
+    def ptx(self) -> str:
+        return self.executable.ptx[self.signature.module]
+
+    def __call__(self, *values, stream=None) -> None:
+        """Launches on the tensors' current stream (or `stream`); numpy arrays are copied to
+        the GPU and back, and the call then waits for the kernel."""
+        if stream is None and self._call_with_torch(values):
+            return
+        self._run(values, stream, None)
+
+    def launch(self, *values, stream=None, grid=None) -> None:
+        """Like calling the kernel, with the grid overridable (for experiments)."""
+        if stream is None and grid is None and self._call_with_torch(values):
+            return
+        self._run(values, stream, grid)
+
+    # ------------------------------------------------------------------ torch fast path
+    def _call_with_torch(self, values) -> bool:
+        """The common case, kept cheap: CUDA torch tensors of exactly the parameters' dtypes
+        and shapes, and plain Python scalars, on torch's current stream. Anything else (or any
+        mismatch) returns False and takes the checked path, which names what is wrong."""
+        expected = self._torch_args
+        if expected is None:
+            expected = self._torch_args = _torch_expectations(self.signature)
+        if not expected or len(values) != len(expected) - 1:
+            return False
+        tensor_type, raw_stream = expected[0]
+        block = self._block()
+        device = -1
+        for value, want, slot in zip(values, expected[1:], block.slots):
+            if len(want) == 3:                             # a scalar: (int, lo, hi) or float
+                kind, lo, hi = want
+                if value.__class__ is not kind or (lo is not None and not lo <= value <= hi):
+                    return False
+                slot.value = value
+                continue
+            dtype, shape = want
+            if value.__class__ is not tensor_type or value.dtype is not dtype \
+                    or value.shape != shape or not value.is_cuda or not value.is_contiguous():
+                return False
+            where = value.get_device()
+            if where != device:
+                if device != -1:
+                    return False
+                device = where
+            address = value.data_ptr()
+            if not address:
+                return False
+            slot.value = address
+        if device == -1:
+            return False
+        self._start(block, None, raw_stream(device), device)
+        return True
+
+    def _block(self) -> "_ArgumentBlock":
+        block = getattr(self._local, "block", None)
+        if block is None:
+            block = self._local.block = _ArgumentBlock(self.signature)
+        return block
+
+    # ------------------------------------------------------------------ one launch path
+    def _run(self, values, stream, grid) -> None:
+        sig = self.signature
+        grid = tuple(grid) if grid is not None else None
+        if len(values) != len(sig.params):
+            raise argcheck.ArgumentError(
+                f"{self.name} takes {len(sig.params)} arguments "
+                f"({', '.join(p.describe() for p in sig.params)}), got {len(values)}")
+        buffers = [(p, v) for p, v in zip(sig.params, values) if p.kind == "buffer"]
+        on_device = [argcheck.is_device_tensor(v) for _, v in buffers]
+        if any(on_device) and not all(on_device):
+            host = [p.name for (p, _), d in zip(buffers, on_device) if not d]
+            raise argcheck.ArgumentError(
+                f"{self.name}: mix of host arrays and CUDA tensors; "
+                f"argument(s) {', '.join(repr(h) for h in host)} are not on the GPU")
+        scalars = {i: argcheck.check_scalar(p, v)
+                   for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "scalar"}
+        if buffers and all(on_device):
+            addresses, device = {}, None
+            for i, (p, v) in enumerate(zip(sig.params, values)):
+                if p.kind != "buffer":
+                    continue
+                t = argcheck.check_device_tensor(p, v)
+                if device is not None and t.device != device:
+                    raise argcheck.ArgumentError(
+                        f"argument '{p.name}' is on cuda:{t.device} but earlier arguments are "
+                        f"on cuda:{device}")
+                device, addresses[i] = t.device, t.address
+            handle = stream_handle(stream) if stream is not None \
+                else current_stream(buffers[0][1], device)
+            self._launch(grid, handle, addresses, scalars, device)
+            return
+        arrays = {i: argcheck.check_host_array(p, v)
+                  for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "buffer"}
+        handle = stream_handle(stream) if stream is not None else LEGACY_DEFAULT_STREAM
+        addresses, device = {}, rt.bound_device()      # host arrays go to the runtime's device
+        try:
+            for i, array in arrays.items():
+                addresses[i] = rt.copy_to_device(array)
+            self._launch(grid, handle, addresses, scalars, device)
+        finally:
+            for i, address in addresses.items():
+                rt.copy_back_and_free(arrays[i], address)
+
+    def _launch(self, grid, stream: int, addresses: dict, scalars: dict, device: int) -> None:
+        block = self._block()
+        for i, slot in enumerate(block.slots):
+            slot.value = addresses[i] if i in addresses else scalars[i]
+        self._start(block, grid, stream, device)
+
+    def _start(self, block: "_ArgumentBlock", grid, stream: int, device: int) -> None:
+        """Encodes the tensor maps of this call's addresses, then launches."""
+        sig = self.signature
+        base = len(sig.params)
+        for j, record in enumerate(sig.tensor_maps):
+            address = block.slots[record.param].value
+            tmap = self._maps.get((record, address))
+            if tmap is None:
+                if len(self._maps) > 64:         # tensors come and go: keep the cache small
+                    self._maps.clear()
+                p = sig.params[record.param]
+                tmap = rt.encode_tensor_map(address, p.dtype, p.shape, record.box,
+                                            record.swizzle)
+                self._maps[(record, address)] = tmap
+            block.maps[j] = tmap                 # alive until the launch has read it
+            block.pointers[base + j] = tmap.address
+        launch = self._launchers.get((device, grid))
+        if launch is None:
+            function = self._functions.get(device)
+            if function is None:
+                function = self._functions[device] = rt.load_function(self.ptx, self.name,
+                                                                      device)
+            launch = self._launchers[(device, grid)] = function.launcher(
+                grid or sig.grid, sig.block, sig.cluster, sig.shared_memory)
+        launch(stream, block.pointers, None, len(block.pointers))
+
+
+class _ArgumentBlock:
+    """ctypes storage for a launch's arguments and the array of pointers to them, reused call
+    after call: the launch copies the values before it returns. One per kernel and thread."""
+
+    def __init__(self, sig: KernelSignature):
+        self.slots = [ctypes.c_void_p() if p.kind == "buffer" else _SCALAR_CTYPES[p.dtype]()
+                      for p in sig.params]
+        self.maps: list = [None] * len(sig.tensor_maps)
+        self.pointers = (ctypes.c_void_p * (len(self.slots) + len(self.maps)))(
+            *[ctypes.addressof(slot) for slot in self.slots])
+
+
+def _torch_expectations(sig: KernelSignature):
+    """[(torch.Tensor, current raw stream), then per parameter (torch dtype, torch.Size) or, for
+    a scalar, (int, lowest, highest) / (float, None, None)], or False where the fast path does not apply (torch not loaded,
+    no buffer parameters, a dtype torch lacks)."""
+    import sys
+    torch = sys.modules.get("torch")
+    raw_stream = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
+    if raw_stream is None or not any(p.kind == "buffer" for p in sig.params):
+        return False
+    expected = [(torch.Tensor, raw_stream)]
+    for p in sig.params:
+        if p.kind == "scalar":
+            expected.append((float, None, None) if p.dtype.startswith("f")
+                            else (int, *argcheck.INT_RANGES[p.dtype]))
+            continue
+        dtype = getattr(torch, argcheck.TORCH_DTYPE_NAMES.get(p.dtype, ""), None)
+        if not isinstance(dtype, torch.dtype):
+            return False
+        expected.append((dtype, torch.Size(p.shape)))
+    return expected

@@ -1,0 +1,309 @@
+"""tilemlir-opt: run pass pipelines that mix tilemlir's passes with upstream MLIR ones.
+
+    tilemlir-opt kernel.mlir --pass-pipeline='builtin.module(tile-dispatch{chip=sm_80})'
+    tilemlir-opt kernel.mlir --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx
+
+Errors are printed as `file:line:col: error: message` and exit with status 1; the process never
+shows a Python traceback for bad input (TILEMLIR_DEBUG=1 shows one for internal errors).
+
+Nothing is lost: `-o FILE` is written to a temporary file next to FILE and renamed over it only
+when the whole run succeeded, so a failing run (any chunk of --split-input-file included) leaves
+an existing FILE as it was, and `-o` naming the input replaces it only with a good result.
+(mlir-opt instead truncates FILE first and deletes it when the run fails.)
+
+The process never dies on input: the command (`main`) is a thin launcher that runs the work in a
+child process (this module run with -m). MLIR and LLVM abort the process on some inputs instead of
+raising (assertions in the parser, the NVPTX backend's "Cannot select"); a child killed that way
+is reported as an internal error with exit status 1, and since only a child that succeeded
+writes -o, nothing is lost either. The launcher does not load MLIR (a few ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+from typing import TYPE_CHECKING
+
+from tilemlir.tools import diagnostics
+from tilemlir.tools.source import SourceError, check_source, decode
+
+if TYPE_CHECKING:
+    from mlir import ir
+
+SPLIT_MARKER = re.compile(r"^//\s*-----\s*$", re.M)
+
+
+def _help_epilog() -> str:
+    from tilemlir.pipeline import TILE_PASSES
+    lines = ["tilemlir passes (use them by name inside --pass-pipeline):"]
+    for info in TILE_PASSES.values():
+        lines.append(f"  {info.name:18s} {info.summary}")
+        for opt, text in info.options.items():
+            lines.append(f"  {'':18s}   {opt}=...  {text}")
+    lines.append("Any upstream MLIR pass or pipeline (canonicalize, cse, "
+                 "gpu-lower-to-nvvm-pipeline{...}, ...) can be mixed in.")
+    return "\n".join(lines)
+
+
+class _PrintVersion(argparse.Action):
+    """--version; the package versions are looked up only when it is given."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS,
+                         help="print tilemlir's version and its MLIR/LLVM packages', then exit")
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from tilemlir.version import version_text
+        print(version_text())
+        parser.exit()
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tilemlir-opt", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Runs MLIR pass pipelines over tile-dialect IR.", epilog=_help_epilog())
+    p.add_argument("input", nargs="?", default="-", help="input .mlir file ('-' for stdin)")
+    p.add_argument("-o", dest="output", default="-", help="output file ('-' for stdout)")
+    p.add_argument("--pass-pipeline", default="", help="e.g. 'builtin.module(tile-dispatch)'")
+    p.add_argument("--split-input-file", action="store_true",
+                   help="process each chunk separated by '// -----' on its own")
+    p.add_argument("--verify-diagnostics", action="store_true",
+                   help="check diagnostics against expected-error/warning/note/remark comments")
+    p.add_argument("--mlir-print-ir-after-all", action="store_true",
+                   help="print the IR after every pass (to stderr)")
+    p.add_argument("--emit", choices=("mlir", "ptx"), default="mlir",
+                   help="print the resulting IR (default) or the PTX of its gpu.binary ops")
+    p.add_argument("--list-variants", action="store_true",
+                   help="list every tile primitive's registered variants, in dispatch order")
+    p.add_argument("--version", action=_PrintVersion)
+    return p
+
+
+def list_variants() -> str:
+    """The registry, primitive by primitive: name, priority, predicates, what each does."""
+    from tilemlir.dispatch.context import OPERANDS
+    from tilemlir.dispatch.registry import variants_for
+    lines = []
+    for primitive in OPERANDS:
+        lines.append(f"tile.{primitive}")
+        for v in variants_for(primitive):
+            checks = ", ".join(p.name for p in v.predicates) or "-"
+            lines.append(f"  {v.name:16s} priority {v.priority:3d}  [{checks}]")
+            if v.doc:
+                lines.append(f"  {'':16s} {v.doc.splitlines()[0]}")
+    return "\n".join(lines)
+
+
+def _chunks(text: str, split: bool) -> list[tuple[str, int]]:
+    """(chunk text, first line number) pairs."""
+    if not split:
+        return [(text, 1)]
+    chunks, start, line = [], 0, 1
+    for m in SPLIT_MARKER.finditer(text):
+        chunks.append((text[start:m.start()], line))
+        line += text[start:m.end()].count("\n")
+        start = m.end()
+    chunks.append((text[start:], line))
+    return chunks
+
+
+class UsageError(Exception):
+    """A mistake on the command line or in the input: one line, exit status 1."""
+
+
+def _render_output(module: ir.Module, emit: str) -> str:
+    if emit == "ptx":
+        from tilemlir.target.ptx import extract_ptx
+        ptx = extract_ptx(module)
+        if not ptx:
+            raise UsageError("--emit=ptx: the result has no gpu.binary with PTX; run a pipeline "
+                             "that compiles to PTX, e.g. --pass-pipeline='builtin.module("
+                             "tile-to-ptx{chip=sm_90a})'")
+        return "\n".join(ptx.values())
+    return str(module)
+
+
+def _read_input(path: str) -> tuple[str, str]:
+    """(display name, text) of the input, checked before MLIR parses it."""
+    name = "<stdin>" if path == "-" else path
+    try:
+        if path == "-":
+            data = sys.stdin.buffer.read()
+        else:
+            with open(path, "rb") as f:
+                data = f.read()
+    except OSError as err:
+        raise UsageError(f"cannot read {path}: {err.strerror}") from None
+    return name, decode(data, name)
+
+
+def write_atomically(path: str, text: str) -> None:
+    """Writes `text` to `path` through a temporary file in the same directory, renamed over
+    `path` at the end: a reader (or a crash) never sees a partial file. A link is followed."""
+    target = os.path.realpath(path)
+    if os.path.isdir(target):
+        raise UsageError(f"cannot write {path}: it is a directory")
+    try:
+        mode = os.stat(target).st_mode & 0o7777
+    except FileNotFoundError:
+        umask = os.umask(0)
+        os.umask(umask)
+        mode = 0o666 & ~umask
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+    try:
+        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".",
+                                   prefix=f".{os.path.basename(target)}.", suffix=".tmp")
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+    try:
+        with os.fdopen(fd, "w") as f:
+            f.write(text)
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except OSError as err:
+        os.unlink(tmp)
+        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+
+
+def _name_source(module, filename: str) -> None:
+    """Ops parsed from a string are located in file "-": name the input file instead, as
+    mlir-opt does, so that line info (tile-to-ptx{line-info=true}: `.file`) points at it."""
+    from mlir import ir
+
+    def visit(op):
+        loc = op.location
+        if loc.is_a_file() and loc.filename == "-":
+            op.location = ir.Location.file(filename, loc.start_line, loc.start_col)
+        return ir.WalkResult.ADVANCE
+
+    module.operation.walk(visit)
+
+
+def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
+    """(printed output or None, diagnostics) for one chunk."""
+    from mlir import ir
+
+    from tilemlir.pipeline import build_pass_manager
+    produced: list[diagnostics.Diagnostic] = []
+
+    def on_diagnostic(d):
+        produced.extend(diagnostics.from_mlir(d))
+        return True
+
+    check_source(chunk, args.filename, first_line)
+    handler = ctx.attach_diagnostic_handler(on_diagnostic)
+    try:
+        with ctx:
+            try:
+                module = ir.Module.parse("\n" * (first_line - 1) + chunk)
+            except ir.MLIRError as err:
+                for d in err.error_diagnostics:
+                    produced.extend(diagnostics.from_mlir(d))
+                return None, produced
+            if args.filename != "<stdin>":
+                _name_source(module, os.path.abspath(args.filename))
+            if args.pass_pipeline:
+                pm = build_pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
+                try:
+                    pm.run(module.operation)
+                except ir.MLIRError as err:
+                    for d in err.error_diagnostics:
+                        produced.extend(diagnostics.from_mlir(d))
+                    return None, produced
+            return _render_output(module, args.emit), produced
+    finally:
+        handler.detach()
+
+
+def run(argv: list[str]) -> int:
+    """tilemlir-opt `argv` in this process; returns the exit status."""
+    from tilemlir.pipeline import PipelineError
+    args = _parser().parse_args(argv)
+    if args.list_variants:
+        print(list_variants())
+        return 0
+    try:
+        return _run(args)
+    except (UsageError, SourceError, PipelineError) as err:
+        print(f"tilemlir-opt: {err}", file=sys.stderr)
+        return 1
+
+
+def _run(args) -> int:
+    from tilemlir.ir.context import make_context
+    args.filename, text = _read_input(args.input)
+    ctx = make_context()
+    # MLIR's worker threads (parallel verification and nested pass pipelines) would call the
+    # Python diagnostic handler without holding the GIL, which kills the process.
+    ctx.enable_multithreading(False)
+    outputs, failed, problems = [], False, []
+    for chunk, first_line in _chunks(text, args.split_input_file):
+        out, produced = _process(chunk, first_line, args, ctx)
+        if args.verify_diagnostics:
+            problems += diagnostics.verify(diagnostics.expectations(chunk, first_line), produced,
+                                           args.filename)
+        else:
+            for d in produced:
+                print(d.render(args.filename), file=sys.stderr)
+            failed |= any(d.severity == "error" for d in produced)
+        if out is not None:
+            outputs.append(out)
+    for p in problems:
+        print(p, file=sys.stderr)
+    failed = failed or bool(problems)
+    result = "\n// -----\n".join(outputs)
+    if args.output == "-":
+        sys.stdout.write(result + ("\n" if result and not result.endswith("\n") else ""))
+    elif failed:
+        print(f"tilemlir-opt: {args.output} not written (the run failed)", file=sys.stderr)
+    else:
+        write_atomically(args.output, result)
+    return 1 if failed else 0
+
+
+def main() -> None:
+    """The tilemlir-opt command: runs `run_in_process` in a child process (see the module
+    docstring) and turns the child's death by a signal into an internal error, exit status 1."""
+    try:
+        child = subprocess.run([sys.executable, "-m", "tilemlir.tools.opt", *sys.argv[1:]])
+    except KeyboardInterrupt:
+        sys.exit(130)
+    code = child.returncode
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        print(f"tilemlir-opt: internal error: MLIR/LLVM killed the compiler process ({name}; "
+              f"its own message, if any, is above) ({diagnostics.REPORT_HINT})", file=sys.stderr)
+        code = 1
+    sys.exit(code)
+
+
+def run_in_process() -> None:
+    """tilemlir-opt with sys.argv, in this process: exits with its status, and never shows a
+    traceback (TILEMLIR_DEBUG=1 does)."""
+    try:
+        code = run(sys.argv[1:])
+    except KeyboardInterrupt:
+        code = 130
+    except BrokenPipeError:  # the reader (head, less) went away
+        sys.stderr.close()
+        code = 0
+    except Exception as err:  # never a traceback for the user; TILEMLIR_DEBUG=1 shows it
+        if diagnostics.debug_enabled():
+            raise
+        print(diagnostics.internal_error("tilemlir-opt", err), file=sys.stderr)
+        code = 1
+    sys.stdout.flush()
+    sys.exit(code)
+
+
+if __name__ == "__main__":
+    run_in_process()

