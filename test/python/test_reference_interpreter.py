@@ -321,6 +321,26 @@ def test_blackwell_warp_specialized_gemms_match_numpy(name):
     _gemm(getattr(hgemm_blackwell, name)(256, 256, 128), 256, 256, 128)
 
 
+@pytest.mark.parametrize("path", ["shared", "shared_async", "registers"])
+def test_masked_copies_move_what_is_in_range_and_fill_the_rest(path):
+    """copy_masked / copy_async_masked over 64 x 64 tiles hanging past a 100 x 70 matrix:
+    D = A, and the tile past both edges holds the fill (cp.async: zeros) out of range."""
+    from masked_kernels import through_registers, through_shared
+    M, N = 100, 70
+    dtype = np.float32 if path == "registers" else np.float16
+    a = np.random.default_rng(8).standard_normal((M, N)).astype(dtype)
+    d, seen = np.zeros((M, N), dtype), np.full((4 * 64, 64), 7, dtype)
+    kernel = through_registers(M, N, fill=-2.0) if path == "registers" else \
+        through_shared(M, N, fill=-1.0, asynchronous=path == "shared_async")
+    tilemlir.interpret(kernel, a, d, seen)
+    assert np.array_equal(d, a)
+    r, c = np.indices((64, 64))
+    past = (r >= M - 64) | (c >= N - 64)
+    fill = {"shared": -1.0, "shared_async": 0.0, "registers": -2.0}[path]
+    assert (seen[-64:][past] == fill).all()
+    assert np.array_equal(seen[-64:][~past], a[64:, 64:].reshape(-1))
+
+
 def test_split_k_gemms_match_numpy():
     """v6's split-K (fp32 partials, an atomic counter, bar.red deciding who sums) and v8's
     reduction across the two CTAs of a cluster (peer mbarriers through mapa)."""

@@ -32,6 +32,9 @@ from tilemlir.ir.windows import BufferRef
 BANKS = 32
 WORD = 4
 PHASE_BYTES = 128
+# The primitives whose variants plan per-thread shared-memory accesses.
+_CHECKED = ("tile.copy", "tile.copy_masked", "tile.copy_async", "tile.copy_async_masked",
+            "tile.reduce")
 
 _RECORDER: contextvars.ContextVar[list | None] = contextvars.ContextVar("bank_notes",
                                                                           default=None)
@@ -203,7 +206,7 @@ def check_banks(root: ir.Operation, target) -> BankReport:
     copies = []
 
     def visit(op):
-        if op.name in ("tile.copy", "tile.copy_async", "tile.reduce") and any(
+        if op.name in _CHECKED and any(
                 is_buffer_type(v.type) and parse_buffer_type(v.type).scope == "shared"
                 for v in op.operands):
             copies.append(op)

@@ -19,13 +19,14 @@ It runs the module the kernel language produces (before dispatch), on small shap
   The CTAs of a thread-block cluster run together (multicast TMA loads, mbarriers of the
   peer through mapa, cluster_sync); clusters run one after another. A deadlock is an
   InterpretError naming, per group of threads, the Python line it waits at and what for.
-- **Primitives at their scope, whole-tile.** copy, copy_async, cast, fill, iota, unary,
-  binary, select, reduce, gemm and gemm_async run once per thread, warp, warpgroup or CTA (their
-  scope) as one numpy operation on their tiles; each element is read from (and written to) the
-  thread or the memory its operand's layout names — register fragments come from the lanes
-  that hold them, shared tiles through their swizzle, tensor memory by lane and column; a
-  register tile whose layout names no thread is each thread's own copy (a CTA reduction into
-  it gives every thread the result). A collective primitive waits for every thread of its
+- **Primitives at their scope, whole-tile.** copy, copy_async, their masked forms (elements
+  past the bounds read the fill, and are not written to global memory), cast, fill, iota,
+  unary, binary, select, reduce, gemm and gemm_async run once per thread, warp, warpgroup or
+  CTA (their scope) as one numpy operation on their tiles; each element is read from (and
+  written to) the thread or the memory its operand's layout names — register fragments come
+  from the lanes that hold them, shared tiles through their swizzle, tensor memory by lane
+  and column; a register tile whose layout names no thread is each thread's own copy (a CTA
+  reduction into it gives every thread the result). A collective primitive waits for every thread of its
   scope; one that only some of them reach is reported.
 - **Async work completes when issued**, and mbarriers count arrivals and transaction bytes
   (TMA loads complete theirs, tcgen05.commit arrives): a kernel that waits before it uses the

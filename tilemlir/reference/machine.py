@@ -416,13 +416,14 @@ class Machine(Scheduler):
     def _shadow(self, storage):
         return self.races.shadow(storage, self._storage_name(storage))
 
-    def _shared_access(self, w, group, write: bool, op, holders=None) -> None:
+    def _shared_access(self, w, group, write: bool, op, holders=None, valid=None) -> None:
         """A generic-proxy access of the threads `group` to the window `w` (tracked if shared):
         `holders`, per element, the thread whose registers it moves to or from; otherwise the
-        group's first warp, ordered after what all its warps are."""
+        group's first warp, ordered after what all its warps are. `valid`: the elements a
+        masked copy moves."""
         if self.races is None or w.scope != "shared":
             return
-        p = place(w, group)
+        p = place(w, group, valid=valid)
         byte_rows = _byte_rows(p.index[p.held], w.root.elem.itemsize)
         clocks = self.clocks
         if holders is None:
@@ -576,6 +577,49 @@ class Machine(Scheduler):
         barrier = op.operands[2] if len(op.operands) > 2 else None
         for group in self._groups(op, mask):
             self._landed(op, dst, src, group, barrier, self.cta)
+
+    def _op_tile_copy_masked(self, op, mask):
+        """A copy of the elements whose window coordinates are below the bounds (a global window
+        may hang past its buffer's edge): reads past them give the fill, writes past them into
+        global memory are skipped (into shared memory and registers every element is
+        written)."""
+        fill = op.attributes["fill"] if "fill" in op.attributes else None
+        value = 0 if fill is None else ir.FloatAttr(fill).value \
+            if isinstance(fill, ir.FloatAttr) else ir.IntegerAttr(fill).value
+        self._masked(op, mask, value)
+
+    def _op_tile_copy_async_masked(self, op, mask):
+        """cp.async of the elements below the bounds, zeros past them (until its wait_group)."""
+        self._masked(op, mask, 0)
+        dst, src = self._window(op.operands[0]), self._window(op.operands[1])
+        for group in self._groups(op, mask):
+            self._landed(op, dst, src, group, None, self.cta)
+
+    def _masked(self, op, mask, fill) -> None:
+        dst, src = self._window(op.operands[0]), self._window(op.operands[1])
+        shape = dst.type.shape
+        bounds = list(op.operands)[2:]
+        for group in self._groups(op, mask):
+            limits = [int(self._same_value(b, group, "a bound of the masked copy"))
+                      for b in bounds]
+            inside = np.ones(shape, bool)
+            for index, limit in zip(np.indices(shape), limits):
+                inside &= index < limit
+            src_valid = inside if src.scope == "global" else None
+            dst_valid = inside if dst.scope == "global" else None
+            async_copy = op.name == "tile.copy_async_masked"
+            if not async_copy:
+                self._registers(src, group, False)
+                self._shared_access(src, group, False, op, valid=src_valid)
+            tile = read(src, group, src_valid)
+            values = np.where(inside, tile.values.reshape(tile.values.shape[:1] + shape), fill)
+            where_ = tile.held.reshape(shape) | ~inside
+            if dst_valid is not None:
+                where_ = where_ & inside
+            if not async_copy:
+                self._registers(dst, group, True)
+                self._shared_access(dst, group, True, op, valid=dst_valid)
+            write(dst, group, values, where_, dst_valid)
 
     def _op_tile_copy_async_multicast(self, op, mask):
         """A TMA load into the CTAs of the cluster whose ranks the mask sets: at dst's offset
