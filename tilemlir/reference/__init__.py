@@ -26,8 +26,8 @@ It runs the module the kernel language produces (before dispatch), on small shap
   written to) the thread or the memory its operand's layout names — register fragments come
   from the lanes that hold them, shared tiles through their swizzle, tensor memory by lane
   and column; a register tile whose layout names no thread is each thread's own copy (a CTA
-  reduction into it gives every thread the result). A collective primitive waits for every thread of its
-  scope; one that only some of them reach is reported.
+  reduction into it gives every thread the result). A collective primitive waits for every
+  thread of its scope; one that only some of them reach is reported.
 - **Async work completes when issued**, and mbarriers count arrivals and transaction bytes
   (TMA loads complete theirs, tcgen05.commit arrives): a kernel that waits before it uses the
   work gets the GPU's values.
