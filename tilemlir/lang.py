@@ -16,6 +16,9 @@
 
 from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.debug import device_print as print  # noqa: A001 (T.print, on the device)
+from tilemlir.dsl.dims import DimExpr, ceildiv, dynamic
+from tilemlir.dsl.dims import maximum as max  # noqa: A001 (T.max: of ints and run-time dims)
+from tilemlir.dsl.dims import minimum as min  # noqa: A001 (T.min)
 from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, alloc_buffer,
                                      alloc_local, bfloat16, boolean, cluster_shape, cta_id,
                                      decl_buffer, float16, float32, int32, int64, lane_id,
@@ -82,12 +85,12 @@ def plot_layout(layout, shape, dtype="float16", *, kind=None, path=None, format=
 
 
 __all__ = [
-    "Buffer", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
+    "Buffer", "DimExpr", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
     "TCol", "TLane", "Tcgen05Mma", "TileBuffer", "TileLayout", "Wgmma", "address_of",
     "alloc_buffer", "alloc_local", "bfloat16",
-    "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
+    "boolean", "ceildiv", "cluster_shape", "cta_id", "cuda", "decl_buffer", "dynamic", "float16", "float32", "int32",
     "int64",
-    "lane_id", "laneid", "Macro", "macro", "meta_var", "mma_shared_layout", "plot_layout",
+    "lane_id", "laneid", "Macro", "macro", "max", "meta_var", "min", "mma_shared_layout", "plot_layout",
     "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",

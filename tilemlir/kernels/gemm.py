@@ -261,15 +261,30 @@ def _check_shape(M, N, K, dtype) -> None:
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
 
 
-def split_k_buffers(kernel, device) -> tuple:
+def split_k_buffers(kernel, device, M: int | None = None) -> tuple:
     """The buffers a compiled front-door kernel takes after (A, B, D), as its signature says:
     with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
-    none otherwise."""
+    none otherwise. M: the rows of this call, for a kernel compiled for a run-time M (whose
+    W and C grow with it)."""
     import torch
+
+    from tilemlir.ir.kernel_abi import evaluate_extent
     dtypes = {"f32": torch.float32, "i32": torch.int32}
-    return tuple(torch.zeros(p.shape, dtype=dtypes[p.dtype], device=device) if p.name == "C"
-                 else torch.empty(p.shape, dtype=dtypes[p.dtype], device=device)
+
+    def shape(p):
+        if not p.leading:
+            return p.shape
+        return (evaluate_extent(p.leading, {"M": M}),) + tuple(p.shape[1:])
+    return tuple(torch.zeros(shape(p), dtype=dtypes[p.dtype], device=device) if p.name == "C"
+                 else torch.empty(shape(p), dtype=dtypes[p.dtype], device=device)
                  for p in kernel.signature.params[3:])
+
+
+# The kernels hgemm_v6 and v7 are compiled for a run-time M: one compile serves every M of a
+# configuration (the persistent schedule and the grid follow M at each call).
+RUN_TIME_M_KERNELS = ("hgemm_v6", "hgemm_v7")
+_COMPILED: dict = {}            # (N, K, dtype, configuration, target) -> compiled kernel
+_COMPILED_LOCK = threading.Lock()
 
 
 class Gemm:
@@ -291,14 +306,32 @@ class Gemm:
         self._kernel = None
         self._workspaces: dict = {}
         self._lock = threading.Lock()
-        self.factory_kernel = gemm_kernel(M, N, K, dtype, **self.config)   # or ShapeError
+        self.run_time_m = self.config.get("KERNEL", "hgemm_v6") in RUN_TIME_M_KERNELS
+        if self.run_time_m:
+            import tilemlir.lang as T
+            gemm_kernel(M, N, K, dtype, **self.config)       # refuses this M, if it must
+            self.factory_kernel = gemm_kernel(T.dynamic("M"), N, K, dtype, **self.config)
+        else:
+            self.factory_kernel = gemm_kernel(M, N, K, dtype, **self.config)  # or ShapeError
 
     @property
     def kernel(self):
-        """The compiled kernel (compiled at the first use)."""
+        """The compiled kernel (compiled at the first use; with a run-time M, shared by every
+        M of this configuration)."""
         if self._kernel is None:
             import tilemlir
-            self._kernel = tilemlir.compile(self.factory_kernel, target=self.target)
+            if not self.run_time_m:
+                self._kernel = tilemlir.compile(self.factory_kernel, target=self.target)
+                return self._kernel
+            _, N, K = self.shape
+            key = (N, K, self.dtype, tuple(sorted(self.config.items())), self.target)
+            with _COMPILED_LOCK:
+                compiled = _COMPILED.get(key)
+            if compiled is None:
+                compiled = tilemlir.compile(self.factory_kernel, target=self.target)
+                with _COMPILED_LOCK:
+                    compiled = _COMPILED.setdefault(key, compiled)
+            self._kernel = compiled
         return self._kernel
 
     @property
@@ -309,7 +342,8 @@ class Gemm:
         with self._lock:
             spaces = self._workspaces.get(device)
             if spaces is None:
-                spaces = self._workspaces[device] = split_k_buffers(self.kernel, device)
+                spaces = self._workspaces[device] = split_k_buffers(self.kernel, device,
+                                                                    self.shape[0])
             return spaces
 
     def __call__(self, a, b, out=None):

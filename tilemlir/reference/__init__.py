@@ -103,6 +103,20 @@ def _buffer_types(func) -> dict[int, object]:
     return types
 
 
+def _run_time_dims(names, args, leading: dict[int, str]) -> dict[str, int]:
+    """The run-time dims (T.dynamic), read off the leading extent of the arrays they size."""
+    dims: dict[str, int] = {}
+    for i, extent in leading.items():
+        dim = kernel_abi.extent_dim(extent)
+        if dim is None or i >= len(args):
+            continue
+        rows = np.shape(args[i])[0] if np.ndim(args[i]) else 0
+        if dims.setdefault(dim, rows) != rows:
+            raise TypeError(f"argument '{names[i]}' has {rows} rows, but {dim} is {dims[dim]} "
+                            f"from an earlier argument")
+    return dims
+
+
 def interpret(kernel, *args, out=None, races: bool = True) -> None:
     """Runs `kernel` (a @T.prim_func function, tile-IR text or an ir.Module) on the CPU with
     `args`: numpy arrays for buffer parameters (written in place, as a GPU call with numpy
@@ -114,19 +128,28 @@ def interpret(kernel, *args, out=None, races: bool = True) -> None:
     with module.context:
         func = _kernel_function(module)
         entry = func.regions[0].blocks[0]
-        names = kernel_abi.read(func).param_names(len(entry.arguments))
-        if len(args) != len(entry.arguments):
-            raise TypeError(f"the kernel takes {len(entry.arguments)} arguments "
-                            f"({', '.join(names)}), got {len(args)}")
+        declared = kernel_abi.read(func)
+        names = declared.param_names(len(entry.arguments))
+        hidden = dict((index, dim) for dim, index in declared.dims)   # run-time dims' params
+        taken = len(entry.arguments) - len(hidden)
+        if len(args) != taken:
+            raise TypeError(f"the kernel takes {taken} arguments "
+                            f"({', '.join(names[:taken])}), got {len(args)}")
         types = _buffer_types(func)
+        leading = dict(declared.extents)
+        dims = _run_time_dims(names, args, leading)
         buffers, scalars, outputs = {}, {}, []
+        for index, dim in hidden.items():
+            scalars[index] = dims[dim]
         for i, (name, value, arg) in enumerate(zip(names, args, entry.arguments)):
             if i in types:
                 t = types[i]
                 elem = elem_of(t.elem)
                 array = np.asarray(value)
-                if array.dtype != elem.storage or array.size != t.size:
-                    raise TypeError(f"argument '{name}' must be an array of {t.size} "
+                size = t.size if i not in leading else \
+                    kernel_abi.evaluate_extent(leading[i], dims) * (t.size // t.shape[0])
+                if array.dtype != elem.storage or array.size != size:
+                    raise TypeError(f"argument '{name}' must be an array of {size} "
                                     f"{elem.storage} ({t.describe()}), got {array.size} "
                                     f"{array.dtype}")
                 data = np.ascontiguousarray(array).reshape(-1).view(np.uint8).reshape(1, -1)
@@ -142,6 +165,6 @@ def interpret(kernel, *args, out=None, races: bool = True) -> None:
             else:
                 raise TypeError(f"parameter '{name}' of type {arg.type} is not used as a buffer "
                                 f"nor a scalar the interpreter knows")
-        Machine(func, buffers, scalars, out, races).run()
+        Machine(func, buffers, scalars, out, races, dims).run()
         for array, storage, elem in outputs:
             array[...] = storage.data.reshape(-1).view(elem.storage).reshape(array.shape)

@@ -26,6 +26,7 @@ from mlir import ir
 from tilemlir.ir import kernel_abi
 from tilemlir.ir.types import is_buffer_type
 from tilemlir.reference.memory import (THREAD_AXES, TMEM_COLUMNS, Elem, InterpretError,
+                                       inside_edges,
                                        Pointer, Root, Storage, Tile, buffer_type_of, elem_of,
                                        place, read, window, write)
 from tilemlir.reference.races import Clocks, RaceError, Races
@@ -40,15 +41,17 @@ _CMPF = {1: np.equal, 2: np.greater, 3: np.greater_equal, 4: np.less, 5: np.less
          12: np.less_equal, 13: np.not_equal}
 
 
-def launch_shape(func) -> tuple[int, list[int], list[int]]:
-    """(threads per CTA, grid, cluster shape): what the gpu.func declares (ir.kernel_abi)."""
+def launch_shape(func, dims: dict | None = None) -> tuple[int, list[int], list[int]]:
+    """(threads per CTA, grid, cluster shape): what the gpu.func declares (ir.kernel_abi), its
+    run-time grid extents evaluated for `dims`."""
     declared = kernel_abi.read(func)
     if declared.block is None:
         raise InterpretError(f"the kernel declares no {kernel_abi.BLOCK}")
     block = list(declared.block)
     if block[1:] != [1, 1]:
         raise InterpretError(f"blocks of {block} threads: the interpreter runs 1-D blocks")
-    grid = list(declared.grid)
+    grid = [kernel_abi.evaluate_extent(e, dims or {}) if e else g
+            for e, g in zip(declared.grid_exprs or ("",) * 3, declared.grid)]
     cluster = list(declared.cluster or (1, 1, 1))
     if any(g % c for g, c in zip(grid, cluster)):
         raise InterpretError(f"a grid of {grid} CTAs is not a whole number of {cluster} "
@@ -112,9 +115,9 @@ class Machine(Scheduler):
     strands of threads."""
 
     def __init__(self, func, buffers: dict[int, Storage], scalars: dict[int, object],
-                 out=None, races: bool = True):
+                 out=None, races: bool = True, dims: dict | None = None):
         self.func = func
-        threads, self.grid, self.cluster_shape = launch_shape(func)
+        threads, self.grid, self.cluster_shape = launch_shape(func, dims)
         super().__init__(threads)
         self.buffers, self.scalars = buffers, scalars
         self.out = out or sys.stdout
@@ -573,12 +576,30 @@ class Machine(Scheduler):
 
     def _op_tile_copy_async(self, op, mask):
         """TMA loads (completing on the barrier), cp.async (without one: until its
-        wait_group), TMA stores (bulk groups), tcgen05 loads and stores."""
-        self._elementwise(op, mask, lambda x: x, op.operands[1:2], track=False)
+        wait_group), TMA stores (bulk groups), tcgen05 loads and stores. A TMA box may hang
+        past its global buffer's edges: its loads read zeros there, its stores skip them."""
         dst, src = self._window(op.operands[0]), self._window(op.operands[1])
         barrier = op.operands[2] if len(op.operands) > 2 else None
+        tma = (barrier is not None and src.scope == "global" and dst.scope == "shared") or \
+            (src.scope == "shared" and dst.scope == "global")
         for group in self._groups(op, mask):
+            edges = inside_edges(src if src.scope == "global" else dst, group) if tma else None
+            if edges is None:
+                self._elementwise_group(op, group, src, dst)
+            else:
+                tile = read(src, group, edges if src.scope == "global" else None)
+                values = np.where(edges, tile.values.reshape(tile.values.shape[:1] +
+                                                            dst.type.shape), 0)
+                write(dst, group, values, None, edges if dst.scope == "global" else None)
             self._landed(op, dst, src, group, barrier, self.cta)
+
+    def _elementwise_group(self, op, group, src, dst) -> None:
+        """dst = src for one group of threads (an async copy's: not tracked as its issuer's own
+        accesses, the bookkeeping of _landed is)."""
+        tile = read(src, group)
+        shape = dst.type.shape
+        write(dst, group, tile.values.reshape(tile.values.shape[:1] + shape),
+              tile.held.reshape(shape))
 
     def _op_tile_copy_masked(self, op, mask):
         """A copy of the elements whose window coordinates are below the bounds (a global window
@@ -629,7 +650,10 @@ class Machine(Scheduler):
         dst, src = self._window(op.operands[0]), self._window(op.operands[1])
         ranks = self._env_uniform(op.operands[3], mask, "the multicast mask")
         for group in self._groups(op, mask):
-            values = read(src, group).values
+            edges = inside_edges(src, group)
+            values = read(src, group, edges).values
+            if edges is not None:
+                values = np.where(edges, values.reshape(values.shape[:1] + dst.type.shape), 0)
             for rank in range(len(self.cluster)):
                 if not ranks >> rank & 1:
                     continue

@@ -307,6 +307,28 @@ def place(w: Window, group: np.ndarray, shift: dict | None = None,
     return Placement(rows, np.where(held, index, 0), held)
 
 
+def inside_edges(w: Window, group: np.ndarray) -> np.ndarray | None:
+    """For a window of a global buffer: which of its elements lie inside the buffer's edges
+    (a TMA box may hang past them: its loads read zeros there, its stores skip them). None when
+    every element does. The buffer's leading extent is what its storage holds (a run-time
+    extent's type only bounds it)."""
+    if w.scope != "global" or len(w.type.shape) != len(w.root.type.shape):
+        return None
+    root_shape = list(w.root.type.shape)
+    inner = int(np.prod(root_shape[1:], dtype=np.int64))
+    root_shape[0] = w.root.elements // inner if inner else 0
+    start = _uniform(w.base["m"][group], "the global window's offset")
+    coords, rest = [], int(start)
+    for d in range(len(root_shape)):
+        stride = int(np.prod(root_shape[d + 1:], dtype=np.int64))
+        coords.append(rest // stride if d == 0 else rest // stride % root_shape[d])
+        rest = rest % stride if d else rest - coords[0] * stride
+    inside = np.ones(w.type.shape, bool)
+    for index, first, extent in zip(np.indices(w.type.shape), coords, root_shape):
+        inside &= (first + index) < extent
+    return None if inside.all() else inside
+
+
 def gather(w: Window, group: np.ndarray,
            valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(the window's elements as its compute type, the held mask) for the threads `group`."""

@@ -66,9 +66,10 @@ def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = 
 def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma",
                       epilogue: str = "tma") -> None:
     """check_gemm for a kernel whose stores stop at the edges (TMA stores clip, direct ones are
-    masked): M and N need not be whole tiles; with TMA stores, N is a row stride of D."""
-    check_gemm(kernel, BM * -(-M // BM), BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES,
-               producer)
+    masked): M and N need not be whole tiles; with TMA stores, N is a row stride of D. M may
+    be known only at run time (a DimExpr)."""
+    whole_m = BM if not isinstance(M, int) else BM * -(-M // BM)
+    check_gemm(kernel, whole_m, BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES, producer)
     if epilogue not in EPILOGUES:
         raise ShapeError(f"{kernel}: EPILOGUE must be one of {EPILOGUES}, got {epilogue!r}")
     if epilogue == "tma":
