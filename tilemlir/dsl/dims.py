@@ -40,6 +40,7 @@ class DimExpr:
     # ------------------------------------------------------------------ building
     @staticmethod
     def of(value) -> "DimExpr | int":
+        """`value` as an operand of a dim expression: a DimExpr or an int."""
         if isinstance(value, DimExpr):
             return value
         if isinstance(value, bool) or not isinstance(value, int):
@@ -102,6 +103,7 @@ class DimExpr:
 
     # ------------------------------------------------------------------ reading
     def names(self) -> set[str]:
+        """The dims the expression reads."""
         if self.op == "dim":
             return {self.args[0]}
         return set().union(*(a.names() for a in self.args if isinstance(a, DimExpr)))
@@ -114,6 +116,7 @@ class DimExpr:
         return _apply(self.op, a, b)
 
     def to_json(self) -> str:
+        """The expression as JSON, as the kernel ABI carries it (tile.extents, tile.grid_exprs)."""
         return json.dumps(self._tree(), separators=(",", ":"))
 
     def _tree(self):
@@ -123,6 +126,7 @@ class DimExpr:
 
     @staticmethod
     def from_json(text: str) -> "DimExpr | int":
+        """The expression to_json wrote."""
         def build(tree):
             if isinstance(tree, int) and not isinstance(tree, bool):
                 return tree

@@ -209,7 +209,8 @@ class Kernel:
                 grid = self._set_dims(block, {i: (rows,) for i, rows in leading.items()})
             except argcheck.ArgumentError:
                 return False                            # the checked path names the problem
-        self._start(block, grid, raw_stream(device), device, leading)
+        block.leading = leading
+        self._start(block, grid, raw_stream(device), device)
         return True
 
     def _set_dims(self, block: "_ArgumentBlock", shapes: dict) -> tuple | None:
@@ -278,23 +279,22 @@ class Kernel:
         block = self._block()
         for i, slot in enumerate(block.slots):
             slot.value = addresses[i] if i in addresses else scalars[i]
-        leading = {}
+        block.leading = {}
         if self.signature.dims:
             dims_grid = self._set_dims(block, shapes)
             grid = grid if grid is not None else dims_grid
-            leading = {i: shape[0] for i, shape in shapes.items()
-                       if self.signature.params[i].leading}
-        self._start(block, grid, stream, device, leading)
+            block.leading = {i: shape[0] for i, shape in shapes.items()
+                             if self.signature.params[i].leading}
+        self._start(block, grid, stream, device)
 
-    def _start(self, block: "_ArgumentBlock", grid, stream: int, device: int,
-               leading=None) -> None:
+    def _start(self, block: "_ArgumentBlock", grid, stream: int, device: int) -> None:
         """Encodes the tensor maps of this call's addresses (and run-time leading extents,
-        `leading`: parameter -> extent), then launches."""
+        block.leading: parameter -> extent), then launches."""
         sig = self.signature
         base = len(sig.params) + len(sig.dims)
         for j, record in enumerate(sig.tensor_maps):
             address = block.slots[record.param].value
-            rows = leading.get(record.param) if leading else None
+            rows = block.leading.get(record.param) if block.leading else None
             tmap = self._maps.get((record, address, rows))
             if tmap is None:
                 if len(self._maps) > 64:         # tensors come and go: keep the cache small
@@ -325,6 +325,7 @@ class _ArgumentBlock:
         self.slots = [ctypes.c_void_p() if p.kind == "buffer" else _SCALAR_CTYPES[p.dtype]()
                       for p in sig.params]
         self.dims = [ctypes.c_int32() for _ in sig.dims]     # run-time dims, hidden
+        self.leading: dict = {}          # this call's run-time leading extents, per parameter
         self.maps: list = [None] * len(sig.tensor_maps)
         self.pointers = (ctypes.c_void_p * (len(self.slots) + len(self.dims) + len(self.maps)))(
             *[ctypes.addressof(slot) for slot in self.slots + self.dims])
