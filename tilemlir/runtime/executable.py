@@ -168,8 +168,7 @@ class Kernel:
         tensor_type, raw_stream = expected[0]
         block = self._block()
         device = -1
-        dims: dict = {}             # run-time dims read off the arguments
-        leading: dict = {}          # parameter -> the leading extent of a run-time-shaped buffer
+        dims = leading = None       # run-time dims, and parameter -> a run-time leading extent
         for index, (value, want, slot) in enumerate(zip(values, expected[1:], block.slots)):
             if len(want) == 3:                             # a scalar: (int, lo, hi) or float
                 kind, lo, hi = want
@@ -188,6 +187,8 @@ class Kernel:
                 got = value.shape
                 if got[1:] != trailing or not 0 < got[0] <= argcheck.MAX_DIM:
                     return False
+                if leading is None:
+                    dims, leading = {}, {}
                 if dim is not None:
                     if dims.setdefault(dim, got[0]) != got[0]:
                         return False
@@ -204,7 +205,7 @@ class Kernel:
         if device == -1:
             return False
         grid = None
-        if self.signature.dims:
+        if leading:
             try:
                 grid = self._set_dims(block, {i: (rows,) for i, rows in leading.items()})
             except argcheck.ArgumentError:
