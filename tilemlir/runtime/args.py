@@ -67,6 +67,27 @@ def _row_major(shape, strides) -> bool:
     return True
 
 
+class _CudaArrayV3:
+    """An exporter of the CUDA Array Interface before version 3 (torch exports version 2),
+    seen as version 3, which cuda.core's StridedMemoryView requires: version 2 has no stream
+    field, which is what version 3's "stream": None says."""
+
+    def __init__(self, interface: dict):
+        self.__cuda_array_interface__ = dict(interface, version=3, stream=None)
+
+
+def _cai_v3(obj):
+    """`obj`, or its CUDA Array Interface as version 3 where it exports an older one (and no
+    DLPack, which StridedMemoryView would take first)."""
+    if hasattr(obj, "__dlpack__"):
+        return obj
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if isinstance(interface, dict) and isinstance(interface.get("version"), int) \
+            and interface["version"] < 3:
+        return _CudaArrayV3(interface)
+    return obj
+
+
 def view_tensor(obj) -> DeviceTensor:
     """A CUDA tensor of any framework, through cuda.core's StridedMemoryView (DLPack or the
     CUDA Array Interface), without ordering any stream: the kernel runs on the stream the
@@ -74,7 +95,7 @@ def view_tensor(obj) -> DeviceTensor:
     if not is_device_tensor(obj):      # pinned host memory, say, is device-accessible too
         raise ArgumentError("not a CUDA tensor")
     try:
-        view = _strided_memory_view()(obj, stream_ptr=-1)
+        view = _strided_memory_view()(_cai_v3(obj), stream_ptr=-1)
     except Exception:
         raise ArgumentError("not a CUDA tensor") from None
     try:
