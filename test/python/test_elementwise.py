@@ -11,7 +11,7 @@ import tilemlir.lang as T
 from elementwise_kernels import (REDUCE_CASES, RHS, ROW_STAT, UNARY, WARP_TILE, WG_ROWS, C, R,
                                  binary_kernel, reduce_kernel, relu_kernel, unary_kernel,
                                  warpgroup_reduce_kernel, warpgroup_rows_layout)
-from tilemlir.kernels.norms import rms_norm, row_tiling, softmax, softmax_per_thread
+from tilemlir.kernels.norms import rms_norm, row_plan, softmax, softmax_per_thread
 from tilemlir.target.ptx import assemble, find_ptxas
 
 Tx = T.tile
@@ -152,26 +152,47 @@ def test_warpgroup_reduce_needs_a_window_per_warpgroup():
 def test_norm_kernels_load_and_store_16_bytes(factory, chip):
     M, N = 37, 4096
     text = ptx(factory(M, N, "bfloat16"), chip)
-    warps, chunks = row_tiling(N)
-    assert (warps, chunks) == (4, 4)
+    plan = row_plan(N, "bfloat16", op=factory.__name__)
+    assert (plan.warps, plan.chunks, plan.rows) == (4, 4, 1)
+    chunks = plan.chunks
     loads = chunks * (2 if factory is rms_norm else 1)          # the row, and the weight
     assert text.count("ld.global.v4.b32") == loads
     assert text.count("st.global.v4.b32") == chunks
     assert text.count("bar.sync") == 2 * (2 if factory is softmax else 1)
 
 
-def test_norm_tiling_refuses_rows_that_are_not_whole_vectors():
-    with pytest.raises(ValueError, match="N=1000: rows must be a multiple of 256"):
-        softmax(4, 1000)
-    with pytest.raises(ValueError, match="dtype must be"):
+def test_norm_row_plans():
+    """Rows of 256 x k elements keep their tiling (k accesses of 16 bytes over warps of 32
+    lanes, one row per CTA); short rows share a CTA, ragged ones take narrower accesses, long
+    ones go through shared memory in tiles."""
+    plan = row_plan(16384, op="rms_norm")
+    assert (plan.vector, plan.warps, plan.chunks, plan.rows, plan.tiles) == (8, 16, 4, 1, 1)
+    plan = row_plan(768, op="rms_norm")              # a warp per row, 4 rows per CTA
+    assert (plan.warps, plan.chunks, plan.rows, plan.width) == (1, 3, 4, 768)
+    plan = row_plan(3)                                # 4 lanes per row, 8 rows per warp
+    assert (plan.vector, plan.lanes, plan.rows, plan.width) == (1, 4, 32, 4)
+    plan = row_plan(1000)                             # 1000 = 8 x 125: 16-byte accesses
+    assert (plan.vector, plan.chunks, plan.width) == (8, 4, 1024)
+    plan = row_plan(4100)                             # 4 x 1025: 8-byte accesses
+    assert (plan.vector, plan.warps, plan.width) == (4, 5, 4480)
+    plan = row_plan(50257, "bfloat16")                # through shared memory, all staged
+    assert (plan.vector, plan.tiles, plan.staged, plan.width) == (1, 7, 7, 8192)
+    plan = row_plan(128256, "bfloat16")               # 12 tiles staged, 4 read twice
+    assert (plan.vector, plan.tiles, plan.staged) == (8, 16, 12)
+
+
+def test_norm_factories_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="dtype must be 'float16' or 'bfloat16'"):
         rms_norm(4, 4096, "float32")
-    assert row_tiling(16384) == (16, 4) and row_tiling(768) == (1, 3)
+    with pytest.raises(ValueError, match="N=0: the row length must be a positive integer"):
+        softmax(4, 0)
 
 
 def test_softmax_rows_take_at_most_8_warps_by_default():
     assert [softmax_per_thread(n) for n in (768, 4096, 8192, 16384, 32768, 65536)] == \
         [32, 32, 32, 64, 128, 128]
-    assert row_tiling(16384, softmax_per_thread(16384)) == (8, 8)
+    plan = row_plan(16384, per_thread=softmax_per_thread(16384))
+    assert (plan.warps, plan.chunks) == (8, 8)
     with pytest.raises(ValueError, match="per_thread=48"):
         softmax(4, 4096, per_thread=48)
 

@@ -11,7 +11,7 @@ import re
 import pytest
 
 import tilemlir
-from tilemlir.kernels.norms import row_tiling, softmax, softmax_per_thread
+from tilemlir.kernels.norms import row_plan, softmax, softmax_per_thread
 from tilemlir.target.ptx import assemble, disassemble, find_cuda_tool, resource_usage
 
 pytestmark = pytest.mark.skipif(find_cuda_tool("ptxas") is None or
@@ -49,7 +49,7 @@ def test_softmax_per_element_work(dtype):
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
 def test_softmax_16384_keeps_three_rows_per_sm(dtype):
     _, usage = _compiled(dtype)
-    warps, _ = row_tiling(N, softmax_per_thread(N))
+    warps = row_plan(N).warps
     assert warps == 8
     allocated = -(-usage.registers // 8) * 8            # per warp, in steps of 8 a thread
     assert 3 * warps * 32 * allocated <= REGISTER_FILE, usage

@@ -39,7 +39,7 @@ MAX_BUFFER_ELEMENTS = 2 ** 24
 # Layout strides and offsets of on-chip buffers become i32 address arithmetic, global ones i64:
 # keep them far from overflow.
 MAX_LAYOUT_VALUE = 2 ** 31 - 1
-MAX_GLOBAL_LAYOUT_VALUE = 2 ** 47
+MAX_GLOBAL_LAYOUT_VALUE = kernel_abi.MAX_GLOBAL_ELEMENTS
 # Injectivity is checked by enumerating every element: affordable up to this many.
 MAX_INJECTIVITY_ELEMENTS = 2 ** 20
 MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)

@@ -20,6 +20,7 @@ import ast
 import builtins
 import functools
 import inspect
+import math
 import operator
 import textwrap
 from collections import ChainMap
@@ -421,9 +422,10 @@ class Interpreter:
         if isinstance(annotation, ScalarType):
             return Scalar(arg)
         from tilemlir.dsl.values import mlir_type
-        from tilemlir.ir.kernel_abi import DYNAMIC_EXTENT
+        from tilemlir.ir.kernel_abi import dynamic_extent
+        rest = tuple(annotation.shape[1:])
         shape = annotation.shape if annotation.leading is None else \
-            (DYNAMIC_EXTENT,) + tuple(annotation.shape[1:])
+            (dynamic_extent(math.prod(rest)),) + rest
         t = buffer_type(shape, mlir_type(annotation.dtype), "global", row_major(shape))
         return TileBuffer(ir.Operation.create("tile.global", results=[t], operands=[arg]).result)
 

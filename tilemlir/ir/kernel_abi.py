@@ -19,8 +19,9 @@ gives their shape and element type. The gpu.func declares the rest in attributes
     tile.grid_exprs = ["[\"cdiv\",[\"dim\",\"M\"],128]", "", ""]
                                                  grid extents known at launch ("": tile.grid's)
 
-A buffer whose leading extent is known only at launch has DYNAMIC_EXTENT there in its type:
-an upper bound that keeps every static check true; what it really is comes from the argument.
+A buffer whose leading extent is known only at launch has dynamic_extent(row elements) there
+in its type (DYNAMIC_EXTENT unless its rows are very long): an upper bound that keeps every
+static check true; what it really is comes from the argument.
 
 Its dynamic shared memory is the end of its furthest `tile.alloc_shared` (shared_memory_bytes).
 A tensor-map record names the user parameter the map describes (`param`), the kernel argument
@@ -54,6 +55,14 @@ DIMS = "tile.dims"
 EXTENTS = "tile.extents"
 GRID_EXPRS = "tile.grid_exprs"
 DYNAMIC_EXTENT = 2 ** 31 - 1                # a run-time leading extent's static stand-in
+MAX_GLOBAL_ELEMENTS = 2 ** 47               # no global buffer reaches further (checks/verify.py)
+
+
+def dynamic_extent(row_elements: int) -> int:
+    """The stand-in of a run-time leading extent over rows of `row_elements` elements:
+    DYNAMIC_EXTENT (the most an i32 dim holds), or as many rows as fit in MAX_GLOBAL_ELEMENTS
+    when rows are so long that DYNAMIC_EXTENT of them would not (rows of more than 65536)."""
+    return min(DYNAMIC_EXTENT, MAX_GLOBAL_ELEMENTS // max(row_elements, 1))
 
 
 # ------------------------------------------------------------------------------ run-time dims

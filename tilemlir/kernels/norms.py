@@ -1,15 +1,37 @@
-"""Row-wise softmax and RMSNorm over the last axis, in the kernel language.
+"""Row-wise softmax, RMSNorm and LayerNorm over the last axis, in the kernel language.
 
-One CTA per row: the row is loaded once into registers with 16-byte loads (8 fp16 / bf16 per
-lane, lanes then warps along the row, so each load instruction of a warp reads 512
-consecutive bytes), widened to f32, reduced across the CTA (shuffles in each warp, then the
-warps' partials through a few words of shared memory), normalised, narrowed and stored with
-16-byte stores. Rows are independent CTAs, so any row count M works; the row length N must be
-a multiple of 256 (8 elements x 32 lanes).
+    softmax(M, N):     Y = exp(X - max(X)) / sum(exp(X - max(X)))            (rows of X)
+    rms_norm(M, N):    Y = X * rsqrt(mean(X^2) + eps) * W
+    layer_norm(M, N):  Y = (X - mean(X)) * rsqrt(var(X) + eps) * W + B       (var biased)
 
-    softmax(M, N):   Y = exp(X - max(X)) / sum(exp(X - max(X)))           (rows of X)
-    rms_norm(M, N):  Y = X * rsqrt(mean(X^2) + eps) * weight
+Any row length N >= 1, float16 or bfloat16 in and out, float32 math. M is an int or a run-time
+dim (`T.dynamic("M")`: one compile serves every M; the front doors below compile so). Rows
+are independent: a CTA takes one row, or several short ones.
+
+How a row is held (`row_plan`):
+
+- **in registers** (N <= REGISTER_ROW_MAX): the row is loaded once with accesses of `vector`
+  elements (16 bytes when N is a multiple of 8; the largest power of two dividing N otherwise,
+  so that each row starts on an access), lanes then warps along the row, so that each load
+  instruction of a warp reads consecutive bytes; widened to f32, reduced across the threads
+  holding it (shuffles, then the warps' partials through a few words of shared memory),
+  normalised, narrowed and stored. Rows of up to 32 accesses take part of a warp (a warp holds
+  32 / lanes rows) and rows of up to 32 x per_thread elements a whole warp; ROW_WARPS warps of
+  such rows share a CTA, so that short rows do not leave it empty. The last accesses of a row
+  whose length is not a whole number of them are masked: loads read `fill` there (-inf before
+  softmax's max, 0 before a sum), stores skip them; rows past M likewise.
+- **through shared memory in tiles** (longer rows): a CTA of STAGE_WARPS warps takes the row in
+  tiles of `width` elements (STAGE_PER_THREAD a thread). Up to STAGE_BYTES of the row are
+  copied to shared memory at once by cp.async (every tile in flight before the first is
+  used); the rest, if any, is read from global memory in the first pass and again in the second
+  (from L2, in practice). Each thread keeps statistics of its own elements over the tiles (a
+  running max and a sum rescaled by exp(old max - new max) for softmax: online softmax; a sum of
+  squares for RMSNorm; a sum, then a sum of squared deviations from the mean for LayerNorm:
+  two passes over the staged row), which one CTA reduction combines; a last pass normalises the
+  tiles and stores them.
 """
+
+from dataclasses import dataclass
 
 import tilemlir.lang as T
 
@@ -18,31 +40,14 @@ Tx = T.tile
 VECTOR = 8                  # elements per 16-byte access (fp16 / bf16)
 PER_THREAD = 32             # elements each thread keeps (4 accesses): enough bytes in flight
 SOFTMAX_MAX_WARPS = 8       # softmax's rows take at most this many warps by default (see below)
-
-
-def row_tiling(N: int, per_thread: int = PER_THREAD) -> tuple[int, int]:
-    """(warps per CTA, 16-byte chunks per thread) for rows of N elements, about `per_thread`
-    elements a thread."""
-    if N % (VECTOR * 32):
-        raise ValueError(f"N={N}: rows must be a multiple of {VECTOR * 32} elements "
-                         f"({VECTOR} per 16-byte load x 32 lanes)")
-    if per_thread not in (8, 16, 32, 64, 128):
-        raise ValueError(f"per_thread={per_thread!r} must be 8, 16, 32, 64 or 128")
-    warps = max(1, min(32, N // (per_thread * 32)))
-    while N % (VECTOR * 32 * warps):
-        warps -= 1
-    return warps, N // (VECTOR * 32 * warps)
-
-
-def row_layout(N: int, warps: int, chunks: int, rows: bool = True) -> T.TileLayout:
-    """Chunk j of thread (warp w, lane l) holds elements 8 (j * 32 warps + w * 32 + l) .. + 7:
-    a warp's lanes cover 256 consecutive elements per access."""
-    inner = (chunks, warps, 32, VECTOR)
-    strides = (VECTOR, 1 @ T.warpid, 1 @ T.laneid, 1)
-    if rows:
-        return T.TileLayout(T.S[(1,) + inner:(1,) + strides])
-    return T.TileLayout(T.S[inner:strides])
-
+ROW_WARPS = 4               # warps of a CTA of short rows (each warp its own rows)
+REGISTER_ROW_MAX = 16384    # longer rows go through shared memory in tiles
+STAGE_WARPS = 16            # a CTA of long rows
+STAGE_PER_THREAD = 16       # elements a thread takes from each tile of a long row
+STAGE_BYTES = 192 * 1024    # shared memory for a long row's tiles (the rest is read twice)
+OPS = ("softmax", "rms_norm", "layer_norm")
+DTYPES = ("float16", "bfloat16")
+LOWEST = -3.0e38            # a running max before any element (finite: exp(LOWEST - m) is 0)
 
 STAT = T.TileLayout(T.S[(1, 1):(1, 1)])      # one value per row, every thread its own copy
 
@@ -60,73 +65,219 @@ def softmax_per_thread(N: int) -> int:
     return per_thread
 
 
-def _check_dtype(dtype: str) -> None:
-    if dtype not in ("float16", "bfloat16"):
-        raise ValueError(f"dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+@dataclass(frozen=True)
+class RowPlan:
+    """How a kernel holds its rows; see the module docstring."""
+    N: int
+    vector: int             # elements per access: a power of two dividing N, at most 16 bytes
+    lanes: int              # lanes along a row (a warp holds 32 // lanes rows)
+    warps: int              # warps along a row
+    row_warps: int          # warps side by side, each with rows of its own
+    chunks: int             # accesses of a thread per tile
+    tiles: int = 1          # tiles of a row (1: the row is in registers)
+    staged: int = 0         # tiles kept in shared memory
+
+    @property
+    def rows(self) -> int:
+        """Rows per CTA."""
+        return self.row_warps * (32 // self.lanes)
+
+    @property
+    def width(self) -> int:
+        """Elements of a row a CTA holds in registers at once (at least N in registers)."""
+        return self.chunks * self.warps * self.lanes * self.vector
+
+    @property
+    def threads(self) -> int:
+        return 32 * self.warps * self.row_warps
+
+    @property
+    def in_registers(self) -> bool:
+        return self.tiles == 1
+
+    def layout(self) -> T.TileLayout:
+        """The (rows, width) register tile: access j of the thread at (warp w, lane l) holds
+        elements vector * (j * warps * lanes + w * lanes + l) .. + vector - 1 of its row, so a
+        warp's lanes read consecutive bytes per access."""
+        cols = ((self.chunks, self.warps, self.lanes, self.vector),
+                (self.vector, 1 @ T.warpid, 1 @ T.laneid, 1))
+        if self.rows == 1:
+            return T.TileLayout(T.S[(1,) + cols[0]:(1,) + cols[1]])
+        lane_rows = 32 // self.lanes
+        return T.TileLayout(T.S[(self.row_warps, lane_rows) + cols[0]:
+                                (1 @ T.warpid, self.lanes @ T.laneid) + cols[1]])
+
+    def vector_layout(self) -> T.TileLayout:
+        """A (width,) vector (the norms' weight and bias) where each thread holds its columns."""
+        if self.rows == 1:
+            return T.TileLayout(T.S[(self.chunks, self.warps, self.lanes, self.vector):
+                                    (self.vector, 1 @ T.warpid, 1 @ T.laneid, 1)])
+        return self.layout().row_vector((self.rows, self.width))
+
+    def stat_layout(self) -> T.TileLayout:
+        """A (rows, 1) statistic, in every thread holding its row."""
+        if self.rows == 1:
+            return STAT
+        return self.layout().column_vector((self.rows, self.width))
+
+    def thread_view(self) -> T.TileLayout:
+        """The (1, width) tile seen as (threads, elements per thread): each thread's row its
+        own slots, for statistics a thread keeps of its own elements (long rows)."""
+        return T.TileLayout(T.S[(self.warps, self.lanes, self.chunks, self.vector):
+                                (1 @ T.warpid, 1 @ T.laneid, self.vector, 1)])
+
+    def thread_stat_layout(self) -> T.TileLayout:
+        """One value per thread: (threads, 1)."""
+        return T.TileLayout(T.S[(self.warps, self.lanes, 1):(1 @ T.warpid, 1 @ T.laneid, 1)])
+
+    def partials_layout(self) -> T.TileLayout:
+        """The threads' values as one row of a (1, threads) tile, to reduce across the CTA."""
+        return T.TileLayout(T.S[(1, self.warps, self.lanes):(1, 1 @ T.warpid, 1 @ T.laneid)])
 
 
-def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False,
+def _elem_bytes(dtype: str) -> int:
+    return 2 if dtype in DTYPES else 4
+
+
+def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
+             op: str = "softmax") -> RowPlan:
+    """How rows of N elements are held (see the module docstring). per_thread: the elements a
+    thread keeps (in registers: of the row; long rows: of each tile); None: the default (softmax
+    in registers: softmax_per_thread(N); else PER_THREAD, or STAGE_PER_THREAD for long rows)."""
+    if isinstance(N, bool) or not isinstance(N, int) or N < 1:
+        raise ValueError(f"N={N!r}: the row length must be a positive integer")
+    if per_thread is not None and per_thread not in (8, 16, 32, 64, 128):
+        raise ValueError(f"per_thread={per_thread!r} must be 8, 16, 32, 64 or 128")
+    vector = min(VECTOR, N & -N)
+    accesses = -(-N // vector)
+    if N > REGISTER_ROW_MAX:
+        per = STAGE_PER_THREAD if per_thread is None else per_thread
+        chunks = max(1, per // vector)
+        width = chunks * STAGE_WARPS * 32 * vector
+        tiles = -(-N // width)
+        staged = min(tiles, STAGE_BYTES // (width * _elem_bytes(dtype)))
+        return RowPlan(N, vector, 32, STAGE_WARPS, 1, chunks, tiles, staged)
+    if per_thread is None:
+        per_thread = softmax_per_thread(N) if op == "softmax" else PER_THREAD
+    if accesses <= 32:                                  # a warp holds 32 // lanes rows
+        lanes = 1 << (accesses - 1).bit_length()
+        return RowPlan(N, vector, lanes, 1, ROW_WARPS, 1)
+    if N <= 32 * max(per_thread, vector):               # a warp per row
+        return RowPlan(N, vector, 32, 1, ROW_WARPS, -(-accesses // 32))
+    # several warps per row, about per_thread elements a thread, the fewest padded accesses
+    least = min(32, -(-N // (32 * per_thread)))
+    warps = min(range(least, min(32, 2 * least) + 1),
+                key=lambda w: (w * 32 * -(-accesses // (w * 32)), w))
+    return RowPlan(N, vector, 32, warps, 1, -(-accesses // (warps * 32)))
+
+
+def _check(op: str, N, dtype: str) -> None:
+    if dtype not in DTYPES:
+        raise ValueError(f"{op}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    if isinstance(N, bool) or not isinstance(N, int) or N < 1:
+        raise ValueError(f"{op}: N={N!r}: the row length must be a positive integer")
+
+
+def _grid(M, rows: int):
+    if rows == 1:
+        return M
+    return -(-M // rows) if isinstance(M, int) else T.ceildiv(M, rows)
+
+
+def rows_bound(M, row, rows: int):
+    """The rows of a CTA's (rows, width) window that lie inside the M rows (a constant when
+    every CTA's window is whole)."""
+    if isinstance(M, int) and M % rows == 0:
+        return rows
+    return M - row
+
+
+def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None):
-    """Softmax over the last axis of an M x N tensor; fast=True uses ex2.approx.ftz for exp.
-    per_thread: elements each thread keeps (None: softmax_per_thread(N))."""
-    _check_dtype(dtype)
-    warps, chunks = row_tiling(N, softmax_per_thread(N) if per_thread is None else per_thread)
-    layout = row_layout(N, warps, chunks)
+    """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
+    uses ex2.approx.ftz for exp. per_thread: as row_plan's."""
+    _check("softmax", N, dtype)
+    plan = row_plan(N, dtype, per_thread, "softmax")
+    if not plan.in_registers:
+        return _long_rows("softmax", M, N, dtype, plan, fast=fast)
+    R, width, warps = plan.rows, plan.width, plan.warps
+    layout, stat = plan.layout(), plan.stat_layout()
+    masked = R > 1 or width > N
 
     @T.prim_func
     def softmax(X: T.Buffer((M, N), dtype), Y: T.Buffer((M, N), dtype)):
-        row = T.cta_id([M])
-        T.warp_id([warps])
+        cta = T.cta_id([_grid(M, R)])
+        T.warp_id([warps * plan.row_warps])
         T.lane_id([32])
         pool = T.SMEMPool()
-        scratch = pool.alloc((warps,), "float32")
+        scratch = pool.alloc((R * warps,), "float32")
         pool.commit()
-        x = T.alloc_local((1, N), dtype, layout=layout)
-        xf = T.alloc_local((1, N), "float32", layout=layout)
-        peak = T.alloc_local((1, 1), "float32", layout=STAT)
-        total = T.alloc_local((1, 1), "float32", layout=STAT)
-        Tx.cta.copy(x, X[row:row + 1, :])
+        red = scratch if warps > 1 else None
+        row = cta * R
+        x = T.alloc_local((R, width), dtype, layout=layout)
+        xf = T.alloc_local((R, width), "float32", layout=layout)
+        peak = T.alloc_local((R, 1), "float32", layout=stat)
+        total = T.alloc_local((R, 1), "float32", layout=stat)
+        bounds = (rows_bound(M, row, R), N)
+        if masked:
+            Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds, fill=float("-inf"))
+        else:
+            Tx.cta.copy(x, X[row:row + 1, :])
         Tx.cta.cast(xf, x)
-        Tx.cta.max(peak, xf, axis=1, scratch=scratch)
+        Tx.cta.max(peak, xf, axis=1, scratch=red)
         Tx.cta.sub(xf, xf, peak)
         Tx.cta.exp(xf, xf, fast=fast)
-        Tx.cta.sum(total, xf, axis=1, scratch=scratch)
+        Tx.cta.sum(total, xf, axis=1, scratch=red)
         Tx.cta.div(total, 1.0, total)
         Tx.cta.mul(xf, xf, total)
         Tx.cta.cast(x, xf)
-        Tx.cta.copy(Y[row:row + 1, :], x)
+        if masked:
+            Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
+        else:
+            Tx.cta.copy(Y[row:row + 1, :], x)
 
     return softmax
 
 
-def rms_norm(M: int, N: int, dtype: str = "float16", eps: float = 1e-6,
-             per_thread: int = PER_THREAD):
-    """torch.nn.functional.rms_norm(X, (N,), weight, eps) over the last axis, f32 math."""
-    _check_dtype(dtype)
-    warps, chunks = row_tiling(N, per_thread)
-    layout = row_layout(N, warps, chunks)
-    w_layout = row_layout(N, warps, chunks, rows=False)
+def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
+             per_thread: int | None = None):
+    """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
+    (M an int or a run-time dim), f32 math. per_thread: as row_plan's."""
+    _check("rms_norm", N, dtype)
+    plan = row_plan(N, dtype, per_thread, "rms_norm")
+    if not plan.in_registers:
+        return _long_rows("rms_norm", M, N, dtype, plan, eps=eps)
+    R, width, warps = plan.rows, plan.width, plan.warps
+    layout, w_layout, stat = plan.layout(), plan.vector_layout(), plan.stat_layout()
+    masked = R > 1 or width > N
 
     @T.prim_func
     def rms_norm(X: T.Buffer((M, N), dtype), W: T.Buffer((N,), dtype),
                  Y: T.Buffer((M, N), dtype)):
-        row = T.cta_id([M])
-        T.warp_id([warps])
+        cta = T.cta_id([_grid(M, R)])
+        T.warp_id([warps * plan.row_warps])
         T.lane_id([32])
         pool = T.SMEMPool()
-        scratch = pool.alloc((warps,), "float32")
+        scratch = pool.alloc((R * warps,), "float32")
         pool.commit()
-        x = T.alloc_local((1, N), dtype, layout=layout)
-        xf = T.alloc_local((1, N), "float32", layout=layout)
-        sq = T.alloc_local((1, N), "float32", layout=layout)
-        w = T.alloc_local((N,), dtype, layout=w_layout)
-        wf = T.alloc_local((N,), "float32", layout=w_layout)
-        scale = T.alloc_local((1, 1), "float32", layout=STAT)
-        Tx.cta.copy(x, X[row:row + 1, :])
-        Tx.cta.copy(w, W)
+        red = scratch if warps > 1 else None
+        row = cta * R
+        x = T.alloc_local((R, width), dtype, layout=layout)
+        xf = T.alloc_local((R, width), "float32", layout=layout)
+        sq = T.alloc_local((R, width), "float32", layout=layout)
+        w = T.alloc_local((width,), dtype, layout=w_layout)
+        wf = T.alloc_local((width,), "float32", layout=w_layout)
+        scale = T.alloc_local((R, 1), "float32", layout=stat)
+        bounds = (rows_bound(M, row, R), N)
+        if masked:
+            Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
+            Tx.cta.copy(w, W[0:width], bounds=(N,))
+        else:
+            Tx.cta.copy(x, X[row:row + 1, :])
+            Tx.cta.copy(w, W)
         Tx.cta.cast(xf, x)
         Tx.cta.mul(sq, xf, xf)
-        Tx.cta.sum(scale, sq, axis=1, scratch=scratch)
+        Tx.cta.sum(scale, sq, axis=1, scratch=red)
         Tx.cta.mul(scale, scale, 1.0 / N)
         Tx.cta.add(scale, scale, float(eps))
         Tx.cta.rsqrt(scale, scale)
@@ -134,6 +285,250 @@ def rms_norm(M: int, N: int, dtype: str = "float16", eps: float = 1e-6,
         Tx.cta.cast(wf, w)
         Tx.cta.mul(xf, xf, wf)
         Tx.cta.cast(x, xf)
-        Tx.cta.copy(Y[row:row + 1, :], x)
+        if masked:
+            Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
+        else:
+            Tx.cta.copy(Y[row:row + 1, :], x)
 
     return rms_norm
+
+
+def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
+               per_thread: int | None = None):
+    """torch.nn.functional.layer_norm(X, (N,), W, B, eps) over the last axis of an M x N
+    tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
+    deviations from it (two reductions over the row, no cancellation). per_thread: as
+    row_plan's."""
+    _check("layer_norm", N, dtype)
+    plan = row_plan(N, dtype, per_thread, "layer_norm")
+    if not plan.in_registers:
+        return _long_rows("layer_norm", M, N, dtype, plan, eps=eps)
+    R, width, warps = plan.rows, plan.width, plan.warps
+    layout, v_layout, stat = plan.layout(), plan.vector_layout(), plan.stat_layout()
+    padded = width > N
+
+    @T.prim_func
+    def layer_norm(X: T.Buffer((M, N), dtype), W: T.Buffer((N,), dtype),
+                   B: T.Buffer((N,), dtype), Y: T.Buffer((M, N), dtype)):
+        cta = T.cta_id([_grid(M, R)])
+        T.warp_id([warps * plan.row_warps])
+        T.lane_id([32])
+        pool = T.SMEMPool()
+        scratch = pool.alloc((R * warps,), "float32")
+        pool.commit()
+        red = scratch if warps > 1 else None
+        row = cta * R
+        x = T.alloc_local((R, width), dtype, layout=layout)
+        xf = T.alloc_local((R, width), "float32", layout=layout)
+        sq = T.alloc_local((R, width), "float32", layout=layout)
+        w = T.alloc_local((width,), dtype, layout=v_layout)
+        wf = T.alloc_local((width,), "float32", layout=v_layout)
+        mean = T.alloc_local((R, 1), "float32", layout=stat)
+        rstd = T.alloc_local((R, 1), "float32", layout=stat)
+        bounds = (rows_bound(M, row, R), N)
+        Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
+        Tx.cta.cast(xf, x)
+        Tx.cta.sum(mean, xf, axis=1, scratch=red)
+        Tx.cta.mul(mean, mean, 1.0 / N)
+        Tx.cta.sub(xf, xf, mean)
+        if padded:                      # the columns past N read 0: no deviation there
+            cols = T.alloc_local((R, width), "int32", layout=layout)
+            inside = T.alloc_local((R, width), "bool", layout=layout)
+            Tx.cta.iota(cols, 1)
+            Tx.cta.compare(inside, cols, "<", N)
+            Tx.cta.select(xf, inside, xf, 0.0)
+        Tx.cta.mul(sq, xf, xf)
+        Tx.cta.sum(rstd, sq, axis=1, scratch=red)
+        Tx.cta.mul(rstd, rstd, 1.0 / N)
+        Tx.cta.add(rstd, rstd, float(eps))
+        Tx.cta.rsqrt(rstd, rstd)
+        Tx.cta.mul(xf, xf, rstd)
+        Tx.cta.copy(w, W[0:width], bounds=(N,))
+        Tx.cta.cast(wf, w)
+        Tx.cta.mul(xf, xf, wf)
+        Tx.cta.copy(w, B[0:width], bounds=(N,))
+        Tx.cta.cast(wf, w)
+        Tx.cta.add(xf, xf, wf)
+        Tx.cta.cast(x, xf)
+        Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
+
+    return layer_norm
+
+
+def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
+               fast: bool = False):
+    """A kernel for rows too long for registers: one CTA per row, tiles of plan.width (see
+    the module docstring)."""
+    width, warps, threads = plan.width, plan.warps, plan.threads
+    tiles, staged = plan.tiles, plan.staged
+    full = N // width                         # tiles wholly inside the row
+    layout, v_layout = plan.layout(), plan.vector_layout()
+    tview, tstat, partials = plan.thread_view(), plan.thread_stat_layout(), plan.partials_layout()
+    per = plan.chunks * plan.vector
+    is_softmax, is_layer = op == "softmax", op == "layer_norm"
+    # where each tile comes from: staged tiles (unrolled) from shared memory, the others from
+    # global memory (the whole ones in a loop); the last one may be partial (masked)
+    kinds = [("shared" if k < staged else "global") + ("_tail" if (k + 1) * width > N else "")
+             for k in range(tiles)]
+    looped = [k for k in range(staged, full)]
+    tail = [k for k in range(max(staged, full), tiles)]
+
+    def long_rows(X: T.Buffer((M, N), dtype),
+                  W: T.Buffer((N,), dtype) if not is_softmax else None,
+                  B: T.Buffer((N,), dtype) if is_layer else None,
+                  Y: T.Buffer((M, N), dtype)):
+        row = T.cta_id([M])
+        T.warp_id([warps])
+        T.lane_id([32])
+        pool = T.SMEMPool()
+        S = pool.alloc((1, staged * width), dtype)
+        scratch = pool.alloc((warps,), "float32")
+        pool.commit()
+        x = T.alloc_local((1, width), dtype, layout=layout)
+        xf = T.alloc_local((1, width), "float32", layout=layout)
+        xv = xf.view(threads, per, layout=tview)           # each thread's elements: a row
+        acc = T.alloc_local((threads, 1), "float32", layout=tstat)
+        part = T.alloc_local((threads, 1), "float32", layout=tstat)
+        run = T.alloc_local((threads, 1), "float32", layout=tstat)
+        stat = T.alloc_local((1, 1), "float32", layout=STAT)
+        shift = T.alloc_local((1, 1), "float32", layout=STAT)
+        w = T.alloc_local((width,), dtype, layout=v_layout)
+        wf = T.alloc_local((width,), "float32", layout=v_layout)
+        cols = T.alloc_local((1, width), "int32", layout=layout)
+        inside = T.alloc_local((1, width), "bool", layout=layout)
+
+        # every staged tile in flight at once, one cp.async group each (zeros past N)
+        for k in T.unroll(staged):
+            Tx.cta.copy_async(S[0:1, k * width:(k + 1) * width],
+                              X[row:row + 1, k * width:(k + 1) * width],
+                              bounds=(1, N - k * width))
+            T.ptx.cp_async.commit_group()
+
+        def load(k, kind, fill, first):
+            """Tile k into xf: a staged one from shared memory (on the first pass once every
+            thread's cp.async group of it is complete), another from global memory."""
+            c0 = k * width
+            if kind == "shared" or kind == "shared_tail":
+                if first:
+                    T.ptx.cp_async.wait_group(staged - 1 - k)
+                    T.cuda.cta_sync()
+                if kind == "shared_tail":
+                    Tx.cta.copy(x, S[0:1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
+                else:
+                    Tx.cta.copy(x, S[0:1, c0:c0 + width])
+            elif kind == "global_tail":
+                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
+            else:
+                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
+            Tx.cta.cast(xf, x)
+
+        def each_tile(visit):
+            """visit(k, kind) for every tile: staged ones and the tail unrolled (k an int),
+            the other whole ones in a loop."""
+            for k in T.unroll(staged):
+                visit(k, kinds[k])
+            if len(looped) > 0:
+                for k in T.serial(looped[0], looped[-1] + 1):
+                    visit(k, "global")
+            for k in tail:
+                visit(k, kinds[k])
+
+        def combine_sum(values):
+            """stat = the sum over the CTA of each thread's value (threads, 1)."""
+            Tx.cta.sum(stat, values.view(1, threads, layout=partials), axis=1, scratch=scratch)
+
+        def online_softmax(k, kind):
+            load(k, kind, float("-inf"), True)
+            Tx.cta.max(part, xv, axis=1)                 # this tile's max, per thread
+            Tx.cta.maximum(part, part, run)              # the new running max
+            Tx.cta.sub(run, run, part)
+            Tx.cta.exp(run, run, fast=fast)              # rescales the sum so far
+            Tx.cta.mul(acc, acc, run)
+            Tx.cta.maximum(run, part, part)
+            Tx.cta.sub(xv, xv, part)
+            Tx.cta.exp(xv, xv, fast=fast)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def sum_squares(k, kind):
+            load(k, kind, 0.0, True)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def sum_values(k, kind):
+            load(k, kind, 0.0, True)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def sum_deviations(k, kind):
+            load(k, kind, 0.0, False)
+            Tx.cta.sub(xf, xf, shift)
+            if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
+                Tx.cta.iota(cols, 1, offset=k * width)
+                Tx.cta.compare(inside, cols, "<", N)
+                Tx.cta.select(xf, inside, xf, 0.0)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def vector(V, k, kind):
+            c0 = k * width
+            if kind == "shared_tail" or kind == "global_tail":
+                Tx.cta.copy(w, V[c0:c0 + width], bounds=(N - c0,))
+            else:
+                Tx.cta.copy(w, V[c0:c0 + width])
+            Tx.cta.cast(wf, w)
+
+        def normalize(k, kind):
+            load(k, kind, 0.0, False)
+            if is_softmax:
+                Tx.cta.sub(xf, xf, shift)
+                Tx.cta.exp(xf, xf, fast=fast)
+                Tx.cta.mul(xf, xf, stat)
+            else:
+                if is_layer:
+                    Tx.cta.sub(xf, xf, shift)
+                Tx.cta.mul(xf, xf, stat)
+                vector(W, k, kind)
+                Tx.cta.mul(xf, xf, wf)
+                if is_layer:
+                    vector(B, k, kind)
+                    Tx.cta.add(xf, xf, wf)
+            Tx.cta.cast(x, xf)
+            c0 = k * width
+            if kind == "shared_tail" or kind == "global_tail":
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], x, bounds=(1, N - c0))
+            else:
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], x)
+
+        Tx.cta.fill(acc, 0.0)
+        if is_softmax:
+            Tx.cta.fill(run, LOWEST)
+            each_tile(online_softmax)
+            Tx.cta.max(shift, run.view(1, threads, layout=partials), axis=1, scratch=scratch)
+            Tx.cta.sub(run, run, shift)
+            Tx.cta.exp(run, run, fast=fast)
+            Tx.cta.mul(acc, acc, run)                    # each thread's sum, rescaled to it
+            combine_sum(acc)
+            Tx.cta.div(stat, 1.0, stat)
+        elif is_layer:
+            each_tile(sum_values)
+            combine_sum(acc)
+            Tx.cta.mul(shift, stat, 1.0 / N)             # the mean
+            Tx.cta.fill(acc, 0.0)
+            each_tile(sum_deviations)
+            combine_sum(acc)
+            Tx.cta.mul(stat, stat, 1.0 / N)
+            Tx.cta.add(stat, stat, float(eps))
+            Tx.cta.rsqrt(stat, stat)
+        else:
+            each_tile(sum_squares)
+            combine_sum(acc)
+            Tx.cta.mul(stat, stat, 1.0 / N)
+            Tx.cta.add(stat, stat, float(eps))
+            Tx.cta.rsqrt(stat, stat)
+        each_tile(normalize)
+
+    long_rows.__name__ = long_rows.__qualname__ = op
+    return T.prim_func(long_rows)
