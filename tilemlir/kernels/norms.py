@@ -45,6 +45,7 @@ REGISTER_ROW_MAX = 16384    # longer rows go through shared memory in tiles
 STAGE_WARPS = 16            # a CTA of long rows
 STAGE_PER_THREAD = 16       # elements a thread takes from each tile of a long row
 STAGE_BYTES = 192 * 1024    # shared memory for a long row's tiles (the rest is read twice)
+UNROLLED_TILES = 32         # longer rows loop over their unstaged tiles
 OPS = ("softmax", "rms_norm", "layer_norm")
 DTYPES = ("float16", "bfloat16")
 LOWEST = -3.0e38            # a running max before any element (finite: exp(LOWEST - m) is 0)
@@ -366,12 +367,14 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     tview, tstat, partials = plan.thread_view(), plan.thread_stat_layout(), plan.partials_layout()
     per = plan.chunks * plan.vector
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
-    # where each tile comes from: staged tiles (unrolled) from shared memory, the others from
-    # global memory (the whole ones in a loop); the last one may be partial (masked)
+    # where each tile comes from: staged tiles from shared memory, the others from global
+    # memory; the last one may be partial (masked). Tiles are unrolled (so that ptxas can issue
+    # the global loads of several at once: a pass keeps no data exchange between them) unless
+    # there are more than UNROLLED_TILES, when the whole unstaged ones go in a loop.
     kinds = [("shared" if k < staged else "global") + ("_tail" if (k + 1) * width > N else "")
              for k in range(tiles)]
-    looped = [k for k in range(staged, full)]
-    tail = [k for k in range(max(staged, full), tiles)]
+    looped = list(range(staged, full)) if tiles > UNROLLED_TILES else []
+    unrolled = [k for k in range(tiles) if k not in looped]
 
     def long_rows(X: T.Buffer((M, N), dtype),
                   W: T.Buffer((N,), dtype) if not is_softmax else None,
@@ -392,7 +395,9 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         run = T.alloc_local((threads, 1), "float32", layout=tstat)
         stat = T.alloc_local((1, 1), "float32", layout=STAT)
         shift = T.alloc_local((1, 1), "float32", layout=STAT)
-        w = T.alloc_local((width,), dtype, layout=v_layout)
+        xs = [x, T.alloc_local((1, width), dtype, layout=layout)]     # double-buffered
+        ws = [T.alloc_local((width,), dtype, layout=v_layout) for _ in range(2)]
+        bs = [T.alloc_local((width,), dtype, layout=v_layout) for _ in range(2)]
         wf = T.alloc_local((width,), "float32", layout=v_layout)
         cols = T.alloc_local((1, width), "int32", layout=layout)
         inside = T.alloc_local((1, width), "bool", layout=layout)
@@ -423,14 +428,13 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.cast(xf, x)
 
         def each_tile(visit):
-            """visit(k, kind) for every tile: staged ones and the tail unrolled (k an int),
-            the other whole ones in a loop."""
-            for k in T.unroll(staged):
+            """visit(k, kind) for every tile, in order (k an int where unrolled)."""
+            for k in unrolled[:staged]:
                 visit(k, kinds[k])
             if len(looped) > 0:
                 for k in T.serial(looped[0], looped[-1] + 1):
                     visit(k, "global")
-            for k in tail:
+            for k in unrolled[staged:]:
                 visit(k, kinds[k])
 
         def combine_sum(values):
@@ -472,16 +476,33 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
-        def vector(V, k, kind):
+        def fetch(k, kind, slot):
+            """The global loads of tile k's last pass into buffer set `slot`: the row's tile
+            if it is not staged, the weight and the bias. Issued a tile ahead of their use,
+            since they cannot pass the stores before them (the buffers may alias for all the
+            compiler knows)."""
             c0 = k * width
-            if kind == "shared_tail" or kind == "global_tail":
-                Tx.cta.copy(w, V[c0:c0 + width], bounds=(N - c0,))
-            else:
-                Tx.cta.copy(w, V[c0:c0 + width])
-            Tx.cta.cast(wf, w)
+            tailed = kind == "shared_tail" or kind == "global_tail"
+            if kind == "global_tail":
+                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width], bounds=(1, N - c0))
+            elif kind == "global":
+                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width])
+            if not is_softmax:
+                if tailed:
+                    Tx.cta.copy(ws[slot], W[c0:c0 + width], bounds=(N - c0,))
+                else:
+                    Tx.cta.copy(ws[slot], W[c0:c0 + width])
+            if is_layer:
+                if tailed:
+                    Tx.cta.copy(bs[slot], B[c0:c0 + width], bounds=(N - c0,))
+                else:
+                    Tx.cta.copy(bs[slot], B[c0:c0 + width])
 
-        def normalize(k, kind):
-            load(k, kind, 0.0, False)
+        def normalize(k, kind, slot):
+            c0 = k * width
+            if kind == "shared_tail" or kind == "shared":
+                Tx.cta.copy(xs[slot], S[0:1, c0:c0 + width])
+            Tx.cta.cast(xf, xs[slot])
             if is_softmax:
                 Tx.cta.sub(xf, xf, shift)
                 Tx.cta.exp(xf, xf, fast=fast)
@@ -490,17 +511,34 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 if is_layer:
                     Tx.cta.sub(xf, xf, shift)
                 Tx.cta.mul(xf, xf, stat)
-                vector(W, k, kind)
+                Tx.cta.cast(wf, ws[slot])
                 Tx.cta.mul(xf, xf, wf)
                 if is_layer:
-                    vector(B, k, kind)
+                    Tx.cta.cast(wf, bs[slot])
                     Tx.cta.add(xf, xf, wf)
-            Tx.cta.cast(x, xf)
-            c0 = k * width
+            Tx.cta.cast(xs[slot], xf)
             if kind == "shared_tail" or kind == "global_tail":
-                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], x, bounds=(1, N - c0))
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot], bounds=(1, N - c0))
             else:
-                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], x)
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot])
+
+        def pipelined(seq):
+            """normalize the unrolled tiles `seq`, fetching each one's global data while the
+            one before it is done."""
+            if len(seq) > 0:
+                fetch(seq[0], kinds[seq[0]], 0)
+            for i in range(len(seq)):
+                if i + 1 < len(seq):
+                    fetch(seq[i + 1], kinds[seq[i + 1]], (i + 1) % 2)
+                normalize(seq[i], kinds[seq[i]], i % 2)
+
+        def last_pass():
+            pipelined(unrolled[:staged])
+            if len(looped) > 0:
+                for k in T.serial(looped[0], looped[-1] + 1):
+                    fetch(k, "global", 0)
+                    normalize(k, "global", 0)
+            pipelined(unrolled[staged:])
 
         Tx.cta.fill(acc, 0.0)
         if is_softmax:
@@ -528,7 +566,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.mul(stat, stat, 1.0 / N)
             Tx.cta.add(stat, stat, float(eps))
             Tx.cta.rsqrt(stat, stat)
-        each_tile(normalize)
+        last_pass()
 
     long_rows.__name__ = long_rows.__qualname__ = op
     return T.prim_func(long_rows)
