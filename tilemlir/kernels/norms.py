@@ -31,6 +31,7 @@ How a row is held (`row_plan`):
   tiles and stores them.
 """
 
+import threading
 from dataclasses import dataclass
 
 import tilemlir.lang as T
@@ -570,3 +571,142 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
 
     long_rows.__name__ = long_rows.__qualname__ = op
     return T.prim_func(long_rows)
+
+
+# ------------------------------------------------------------------------------ front doors
+_KERNELS: dict = {}
+_KERNELS_LOCK = threading.Lock()
+_CONSTANTS: dict = {}                   # (value, N, dtype, device) -> a tensor of N values
+_TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16"}
+_FACTORIES = {"softmax": softmax, "rms_norm": rms_norm, "layer_norm": layer_norm}
+
+
+def row_kernel(op: str, N: int, dtype: str = "float16", eps: float | None = None,
+               fast: bool = False, target: str | None = None):
+    """`op`'s kernel ("softmax", "rms_norm" or "layer_norm") for rows of N elements and a
+    run-time M, compiled once per (op, N, dtype, eps, fast, target) and kept: a new number of
+    rows compiles nothing. eps: the norms' (None: their factory's default); fast: softmax's."""
+    if op not in _FACTORIES:
+        raise ValueError(f"op must be one of {', '.join(OPS)}, got {op!r}")
+    options = {"fast": bool(fast)} if op == "softmax" else \
+        ({} if eps is None else {"eps": float(eps)})
+    key = (op, N, dtype, tuple(sorted(options.items())), target)
+    with _KERNELS_LOCK:
+        compiled = _KERNELS.get(key)
+    if compiled is None:
+        import tilemlir
+        compiled = tilemlir.compile(_FACTORIES[op](T.dynamic("M"), N, dtype, **options),
+                                    target=target)
+        with _KERNELS_LOCK:
+            compiled = _KERNELS.setdefault(key, compiled)
+    return compiled
+
+
+def _argument_error(message: str):
+    from tilemlir.runtime.args import ArgumentError
+    return ArgumentError(message)
+
+
+def _rows_of(fn: str, x, out):
+    """(dtype name, N, rows) of `x`, a contiguous f16 / bf16 torch CUDA tensor [..., N]; `out`,
+    if given, must be alike."""
+    if not getattr(x, "is_cuda", False) or not hasattr(x, "dim"):
+        raise _argument_error(f"{fn}: x must be a torch CUDA tensor, got {type(x).__name__}"
+                              + (f" on {x.device}" if hasattr(x, "device") else ""))
+    dtype = _TORCH_NAMES.get(str(x.dtype))
+    if dtype is None:
+        raise _argument_error(f"{fn}: x has dtype {x.dtype}; float16 or bfloat16 needed")
+    if x.dim() < 1:
+        raise _argument_error(f"{fn}: x must have at least one dim (rows of its last), got a "
+                              f"scalar")
+    if not x.is_contiguous():
+        raise _argument_error(f"{fn}: x must be contiguous (call .contiguous())")
+    if out is not None:
+        _like(fn, "out", out, x, tuple(x.shape))
+    N = x.shape[-1]
+    return dtype, N, (x.numel() // N if N else 0)
+
+
+def _like(fn: str, name: str, t, x, shape: tuple) -> None:
+    """`t` is a contiguous torch CUDA tensor of `shape` with x's dtype and device."""
+    if not getattr(t, "is_cuda", False) or not hasattr(t, "dim"):
+        raise _argument_error(f"{fn}: {name} must be a torch CUDA tensor, got "
+                              f"{type(t).__name__}")
+    if tuple(t.shape) != shape or t.dtype != x.dtype or t.device != x.device:
+        raise _argument_error(f"{fn}: {name} is {list(t.shape)} {t.dtype} on {t.device}; "
+                              f"{list(shape)} {x.dtype} on {x.device} needed")
+    if not t.is_contiguous():
+        raise _argument_error(f"{fn}: {name} must be contiguous (call .contiguous())")
+
+
+def _vector(fn: str, name: str, t, x, N: int, default: float):
+    """The norms' weight or bias: `t` checked, or N copies of `default` (made once per N,
+    dtype and device)."""
+    if t is not None:
+        _like(fn, name, t, x, (N,))
+        return t
+    key = (default, N, x.dtype, x.device)
+    with _KERNELS_LOCK:
+        found = _CONSTANTS.get(key)
+    if found is None:
+        import torch
+        found = torch.full((N,), default, dtype=x.dtype, device=x.device)
+        with _KERNELS_LOCK:
+            found = _CONSTANTS.setdefault(key, found)
+    return found
+
+
+def _eps(fn: str, eps) -> float:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
+        raise _argument_error(f"{fn}: eps must be a number >= 0, got {eps!r}")
+    return float(eps)
+
+
+def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
+    """The kernel on x and out (a new tensor if None) seen as [rows, N], with the weight and
+    bias `vectors`."""
+    if out is None:
+        import torch
+        out = torch.empty_like(x)
+    if rows == 0:
+        return out
+    try:
+        kernel = row_kernel(op, N, dtype, **options)
+    except ValueError as err:
+        raise _argument_error(str(err)) from None
+    kernel(x.view(rows, N), *vectors, out.view(rows, N))
+    return out
+
+
+def softmax_rows(x, out=None, fast: bool = False):
+    """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16 or
+    bfloat16, contiguous), in f32 math; returns `out` (a new tensor unless given), written on
+    the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for exp."""
+    dtype, N, rows = _rows_of("softmax_rows", x, out)
+    return _run("softmax", N, dtype, rows, x, (), out, fast=fast)
+
+
+def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
+    """torch.nn.functional.rms_norm(x, (N,), weight, eps) for a torch CUDA tensor x of shape
+    [..., N] (float16 or bfloat16, contiguous; weight [N] of x's dtype, None: ones), in f32
+    math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
+    given), written on the current stream. Compiles once per (N, dtype, eps)."""
+    dtype, N, rows = _rows_of("rms_norm_rows", x, out)
+    if eps is None:
+        import torch
+        eps = torch.finfo(x.dtype).eps
+    eps = _eps("rms_norm_rows", eps)
+    w = _vector("rms_norm_rows", "weight", weight, x, N, 1.0)
+    return _run("rms_norm", N, dtype, rows, x, (w,), out, eps=eps)
+
+
+def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None):
+    """torch.nn.functional.layer_norm(x, (N,), weight, bias, eps) for a torch CUDA tensor x of
+    shape [..., N] (float16 or bfloat16, contiguous; weight and bias [N] of x's dtype, None:
+    ones and zeros), in f32 math. Returns `out` (a new tensor unless given), written on the
+    current stream. Compiles once per (N, dtype, eps)."""
+    dtype, N, rows = _rows_of("layer_norm_rows", x, out)
+    eps = _eps("layer_norm_rows", eps)
+    w = _vector("layer_norm_rows", "weight", weight, x, N, 1.0)
+    b = _vector("layer_norm_rows", "bias", bias, x, N, 0.0)
+    return _run("layer_norm", N, dtype, rows, x, (w, b), out, eps=eps)

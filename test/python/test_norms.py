@@ -1,0 +1,248 @@
+"""Softmax, RMSNorm and LayerNorm for any row length (tilemlir/kernels/norms.py), on the CPU: the
+interpreter (race detector on) against float32 numpy at row lengths that take each path, for a
+run-time M and a fixed one, outputs NaN-poisoned; the PTX of each path (access widths, masked
+tails, cp.async for long rows, no spills); the front doors' kernel cache and refusals.
+test_norms_gpu.py runs them on the GPU."""
+
+import re
+
+import numpy as np
+import pytest
+
+import tilemlir
+import tilemlir.lang as T
+from norms_reference import EPS, OPS, mismatches, reference
+from tilemlir.ir.kernel_abi import DYNAMIC_EXTENT, dynamic_extent
+from tilemlir.kernels import norms
+from tilemlir.reference.memory import bf16_bits
+from tilemlir.runtime.args import ArgumentError
+from tilemlir.target.ptx import find_cuda_tool, resource_usage
+
+M = T.dynamic("M")
+
+
+def _as(dtype: str, values: np.ndarray):
+    """(the kernel's input array, its float32 values) of `values` rounded to `dtype`."""
+    if dtype == "float16":
+        arr = values.astype(np.float16)
+        return arr, arr.astype(np.float32)
+    bits = bf16_bits(values)
+    return bits, (bits.astype(np.uint32) << 16).view(np.float32)
+
+
+def _poisoned(dtype: str, shape) -> np.ndarray:
+    return np.full(shape, np.nan, np.float16) if dtype == "float16" else \
+        np.full(shape, 0x7FC0, np.uint16)
+
+
+def _read(dtype: str, y: np.ndarray) -> np.ndarray:
+    return y.astype(np.float32) if dtype == "float16" else \
+        (y.astype(np.uint32) << 16).view(np.float32)
+
+
+def interpreted(op: str, N: int, rows: int, dtype: str, m=M, scale=2.0, offset=1.0, seed=0):
+    """op's kernel for (m, N) interpreted on `rows` random rows: None if right, else what is
+    wrong."""
+    rng = np.random.default_rng(seed + N)
+    x_in, x = _as(dtype, rng.standard_normal((rows, N)) * scale + offset)
+    w_in, w = _as(dtype, rng.random(N) + 0.5)
+    b_in, b = _as(dtype, rng.standard_normal(N))
+    y = _poisoned(dtype, (rows, N))
+    options = {"eps": EPS[op]} if op in EPS else {}
+    kernel = getattr(norms, op)(m, N, dtype, **options)
+    vectors = {"softmax": (), "rms_norm": (w_in,), "layer_norm": (w_in, b_in)}[op]
+    tilemlir.interpret(kernel, x_in, *vectors, y)
+    return mismatches(op, dtype, _read(dtype, y), reference(op, x, w, b))
+
+
+# row lengths and the path each takes: several rows per warp (1, 3, 31), a warp per row with
+# 8-byte (100) or 2-byte (257) accesses, 16-byte accesses padded to 1024 (1000), several warps
+# with 2-byte accesses (4097), through shared memory in tiles (16385: 2-byte, 20000: 16-byte,
+# 50257: seven tiles)
+CASES = [(1, 37), (3, 37), (31, 37), (100, 9), (257, 5), (1000, 6), (4097, 3), (16385, 2),
+         (20000, 2), (50257, 2)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("N,rows", CASES)
+@pytest.mark.parametrize("op", OPS)
+def test_norms_match_numpy_at_any_row_length(op, N, rows, dtype):
+    assert interpreted(op, N, rows, dtype) is None
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_one_kernel_serves_every_m(op):
+    kernel_rows = [1, 4, 33, 130]                       # below, at and past 128 rows per CTA
+    for rows in kernel_rows:
+        assert interpreted(op, 3, rows, "float16", seed=rows) is None
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("m,N", [(37, 100), (64, 100), (3, 20000)])
+def test_a_fixed_m_too(op, m, N):
+    assert interpreted(op, N, m, "bfloat16", m=m) is None
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("N", [40000, 50257])
+def test_long_rows_past_shared_memory(op, N, monkeypatch):
+    """Rows longer than the staged tiles: the rest read from global memory in each pass, in a
+    loop when there are too many tiles to unroll."""
+    monkeypatch.setattr(norms, "STAGE_BYTES", 32768)          # 2 tiles of 8192 staged
+    monkeypatch.setattr(norms, "UNROLLED_TILES", 4)
+    plan = norms.row_plan(N, "float16", op=op)
+    assert (plan.staged, plan.tiles) == (2, -(-N // 8192))
+    assert interpreted(op, N, 2, "float16") is None
+
+
+@pytest.mark.parametrize("N", [1000, 20000])
+def test_layer_norm_takes_deviations_from_the_mean(N):
+    """Rows far from zero (mean 300, deviation 1): E[x^2] - E[x]^2 in f32 would lose the
+    variance to cancellation; the mean first, then the squared deviations, do not."""
+    assert interpreted("layer_norm", N, 2, "float16", scale=1.0, offset=300.0) is None
+
+
+def test_the_aligned_configurations_keep_their_tiling():
+    """Rows of 256 x k elements with a fixed M: one row per CTA, unmasked 16-byte accesses
+    (bench/ptx_hashes.py keeps their PTX identical)."""
+    for op, N in (("softmax", 16384), ("softmax", 8192), ("rms_norm", 8192)):
+        plan = norms.row_plan(N, op=op)
+        assert plan.rows == 1 and plan.width == N and plan.vector == 8
+        text = tilemlir.compile(getattr(norms, op)(4096, N), target="sm_90a").ptx
+        assert "setp.lt" not in text                     # no bounds tested
+
+
+needs_ptxas = pytest.mark.skipif(find_cuda_tool("ptxas") is None, reason="needs ptxas")
+
+
+def _ptx(op: str, N: int, dtype: str = "float16") -> str:
+    return norms.row_kernel(op, N, dtype, target="sm_90a").ptx
+
+
+def _count(text: str, mnemonic: str) -> int:
+    return len(re.findall(rf"^\s+(?:@%p\d+\s+)?{re.escape(mnemonic)}[\s;]", text, re.M))
+
+
+def test_access_widths_follow_the_rows_alignment():
+    """16-byte accesses where N is a multiple of 8, 8 bytes for 4 x 25, 2 for odd N: each row
+    starts on an access, and the masked copies narrow to what the value analysis proves."""
+    text = _ptx("softmax", 1000)                # 4 accesses a thread, the 4th past 1000 tested
+    assert _count(text, "ld.global.v4.b32") == 4 and _count(text, "st.global.v4.b32") == 4
+    text = _ptx("softmax", 100)
+    assert _count(text, "ld.global.v2.b32") == 1 and _count(text, "st.global.v2.b32") == 1
+    text = _ptx("layer_norm", 257)              # the row, the weight and the bias
+    assert _count(text, "ld.global.b16") == 3 * 9 and _count(text, "st.global.b16") == 9
+    assert "bar.sync" not in text               # a row within a warp: shuffles only
+
+
+def test_long_rows_are_staged_by_cp_async():
+    text = _ptx("softmax", 32000)               # 4 tiles of 8192: 2 x 16 bytes a thread each
+    assert _count(text, "cp.async.cg.shared.global") == 8
+    assert _count(text, "cp.async.commit_group") == 4
+    waits = re.findall(r"cp\.async\.wait_group\s+(\d+);", text)
+    assert waits == ["3", "2", "1", "0"]        # each tile as soon as it has landed
+    assert "ld.global" not in text.split("cp.async.wait_group")[-1].split("st.global")[0]
+    text = _ptx("rms_norm", 50257)              # 2-byte rows: loads and stores to shared
+    assert "cp.async.cg" not in text and _count(text, "cp.async.wait_group") == 7
+
+
+@needs_ptxas
+@pytest.mark.parametrize("N", [1, 1000, 4097, 16384, 32000, 50257, 131072])
+@pytest.mark.parametrize("op", OPS)
+def test_no_spills(op, N):
+    usage = resource_usage(_ptx(op, N, "bfloat16"), "sm_90a")
+    assert usage.spill_stores == usage.spill_loads == 0, usage
+    assert usage.registers <= 96, usage
+
+
+def test_very_long_rows_with_a_run_time_m_compile():
+    """Rows of 131072: DYNAMIC_EXTENT rows of them would reach past 2**47 elements, so the
+    run-time extent's stand-in is smaller."""
+    assert dynamic_extent(128) == DYNAMIC_EXTENT
+    assert dynamic_extent(131072) == 2 ** 47 // 131072
+    assert norms.row_kernel("layer_norm", 131072, "bfloat16", target="sm_90a").ptx
+
+
+# ------------------------------------------------------------------------------ front doors
+def test_the_kernel_cache_compiles_once_per_row_length(monkeypatch):
+    compiled = []
+    real = tilemlir.compile
+
+    def counting(kernel, **options):
+        compiled.append(kernel)
+        return real(kernel, **options)
+    monkeypatch.setattr(tilemlir, "compile", counting)
+    monkeypatch.setattr(norms, "_KERNELS", {})
+    first = norms.row_kernel("rms_norm", 777, "float16", eps=1e-5, target="sm_90a")
+    assert norms.row_kernel("rms_norm", 777, "float16", eps=1e-5, target="sm_90a") is first
+    assert first.signature.dims == ("M",)
+    assert len(compiled) == 1
+    norms.row_kernel("rms_norm", 777, "float16", eps=1e-6, target="sm_90a")
+    norms.row_kernel("rms_norm", 777, "bfloat16", eps=1e-5, target="sm_90a")
+    assert len(compiled) == 3
+
+
+class FakeCudaTensor:
+    """Enough of a torch CUDA tensor for the front doors' checks (which come first)."""
+
+    def __init__(self, shape, dtype="torch.float16", contiguous=True, device="cuda:0"):
+        self.shape, self._dtype, self._contiguous, self.device = tuple(shape), dtype, \
+            contiguous, device
+        self.is_cuda = True
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def dim(self):
+        return len(self.shape)
+
+    def is_contiguous(self):
+        return self._contiguous
+
+    def numel(self):
+        return int(np.prod(self.shape))
+
+
+@pytest.mark.parametrize("call,message", [
+    (lambda: norms.softmax_rows(np.zeros((2, 4))), "softmax_rows: x must be a torch CUDA "
+                                                   "tensor, got ndarray"),
+    (lambda: norms.softmax_rows(FakeCudaTensor((2, 4), "torch.float32")),
+     "softmax_rows: x has dtype torch.float32; float16 or bfloat16 needed"),
+    (lambda: norms.rms_norm_rows(FakeCudaTensor((2, 4), contiguous=False)),
+     r"rms_norm_rows: x must be contiguous \(call .contiguous\(\)\)"),
+    (lambda: norms.softmax_rows(FakeCudaTensor(())), "softmax_rows: x must have at least one "
+                                                     "dim"),
+    (lambda: norms.softmax_rows(FakeCudaTensor((2, 4)), out=FakeCudaTensor((2, 5))),
+     r"softmax_rows: out is \[2, 5\] torch.float16 on cuda:0; \[2, 4\] torch.float16 on "
+     r"cuda:0 needed"),
+    (lambda: norms.rms_norm_rows(FakeCudaTensor((2, 4)), FakeCudaTensor((5,)), eps=1e-6),
+     r"rms_norm_rows: weight is \[5\] torch.float16 on cuda:0; \[4\] torch.float16 on cuda:0 "
+     r"needed"),
+    (lambda: norms.layer_norm_rows(FakeCudaTensor((2, 4)), FakeCudaTensor((4,)),
+                                   FakeCudaTensor((4,), "torch.bfloat16")),
+     r"layer_norm_rows: bias is \[4\] torch.bfloat16 on cuda:0; \[4\] torch.float16 on "
+     r"cuda:0 needed"),
+    (lambda: norms.layer_norm_rows(FakeCudaTensor((2, 4)), FakeCudaTensor((4,)),
+                                   FakeCudaTensor((4,)), eps=-1.0),
+     "layer_norm_rows: eps must be a number >= 0, got -1.0"),
+    (lambda: norms.layer_norm_rows(FakeCudaTensor((2, 4)), FakeCudaTensor((4,),
+                                                                          device="cuda:1")),
+     r"layer_norm_rows: weight is \[4\] torch.float16 on cuda:1"),
+])
+def test_front_doors_refuse_bad_arguments(call, message):
+    with pytest.raises(ArgumentError, match=message):
+        call()
+
+
+def test_factories_refuse_bad_arguments():
+    with pytest.raises(ValueError, match="layer_norm: dtype must be 'float16' or 'bfloat16', "
+                                         "got 'float32'"):
+        norms.layer_norm(M, 64, "float32")
+    with pytest.raises(ValueError, match="softmax: N=0: the row length must be a positive "
+                                         "integer"):
+        norms.softmax(M, 0)
+    with pytest.raises(ValueError, match="per_thread=48 must be 8, 16, 32, 64 or 128"):
+        norms.rms_norm(M, 4096, per_thread=48)
+    with pytest.raises(ValueError, match="op must be one of softmax, rms_norm, layer_norm"):
+        norms.row_kernel("log_softmax", 64)
