@@ -36,3 +36,12 @@ def mismatches(op: str, dtype: str, got: np.ndarray, ref: np.ndarray) -> str | N
     r, c = (int(i) for i in np.argwhere(bad)[0])
     return (f"{int(bad.sum())} of {bad.size} elements off, first [{r}, {c}]: got {got[r, c]}, "
             f"expected {ref[r, c]}")
+
+
+def compile_config(config: tuple) -> str:
+    """Compiles row_kernel(op, N, dtype, eps, target=chip) for config (op, N, dtype, chip),
+    into the disk cache (a worker process's share of test_norms_gpu.py's compiles)."""
+    from tilemlir.kernels import norms
+    op, N, dtype, chip = config
+    norms.row_kernel(op, N, dtype, eps=EPS.get(op), target=chip)
+    return f"{op} {N} {dtype}"
