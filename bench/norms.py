@@ -1,14 +1,20 @@
-"""Softmax and RMSNorm over the last axis: tilemlir's kernels (tilemlir/kernels/norms.py)
-against torch.softmax, torch.nn.functional.rms_norm and, as the bandwidth reference, a
-device-to-device copy of the same bytes (read M x N, write M x N), in the same process.
+"""Softmax, RMSNorm and LayerNorm over the last axis: tilemlir's front doors
+(tilemlir/kernels/norms.py: softmax_rows, rms_norm_rows, layer_norm_rows, compiled for a
+run-time M) against torch.softmax, torch.nn.functional.rms_norm / layer_norm and, as the
+bandwidth reference, a device-to-device copy of the same bytes (read M x N, write M x N), in
+the same process.
 
     python bench/norms.py --out results/norms.md
-    python bench/norms.py --shapes 4096x4096,8192x16384 --dtypes bfloat16 --ops softmax
+    python bench/norms.py --lengths 32000,50257 --dtypes bfloat16 --ops layer_norm
+    python bench/norms.py --shapes 4096x4096,1000x8192 --ops softmax --per-thread 32,64
 
-For each (op, shape, dtype): the kernel's output is checked first (NaN-poisoned, against torch
-in float64), then tilemlir, torch and the copy are timed with tilemlir.testing.do_bench (CUDA
-events, L2 flushed, median). GB/s counts the bytes that must move: the input read once and the
-output written once (RMSNorm's weight, N elements, is left out: it stays in L2).
+By default each row length N of --lengths (1024, 4096, 32000, 50257, 128256) runs with
+M = ceil(--elements / N) rows (2^26 elements: a 128 MiB tensor in 16 bits, well past the L2).
+For each (op, shape, dtype): the output is checked first (NaN-poisoned, against torch in
+float64), then tilemlir, torch and the copy are timed with tilemlir.testing.do_bench (CUDA
+events, L2 flushed, median). GB/s counts the bytes that must move: the input read once and
+the output written once (the norms' weight and bias, N elements each, are left out: they stay
+in L2).
 """
 
 from __future__ import annotations
@@ -21,41 +27,58 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import tilemlir  # noqa: E402
+import tilemlir.lang as T  # noqa: E402
 from bench.report import environment, heading, publish  # noqa: E402
-from tilemlir.kernels.norms import rms_norm, softmax  # noqa: E402
+from tilemlir.kernels import norms  # noqa: E402
 from tilemlir.testing import do_bench  # noqa: E402
 
-DEFAULT_SHAPES = ["4096x4096", "8192x8192", "4096x16384", "16384x8192", "1000x8192"]
+DEFAULT_LENGTHS = [1024, 4096, 32000, 50257, 128256]
+DEFAULT_ELEMENTS = 1 << 26
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
-EPS = 1e-6
+EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
+TOLERANCE = {"float16": 4e-3, "bfloat16": 2e-2}        # max abs error (outputs are O(1))
 
 
-def reference(op, x, w):
-    xd = x.double()
+def reference(op, x, w, b):
+    xd, N = x.double(), x.shape[-1]
     if op == "softmax":
         return torch.softmax(xd, dim=-1)
-    return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + EPS) * w.double()
+    if op == "rms_norm":
+        return xd * torch.rsqrt(xd.pow(2).mean(-1, keepdim=True) + EPS[op]) * w.double()
+    return torch.nn.functional.layer_norm(xd, (N,), w.double(), b.double(), EPS[op])
+
+
+def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread):
+    """(tilemlir's call, torch's call) writing / returning op(x)."""
+    N = x.shape[-1]
+    F = torch.nn.functional
+    peer = {"softmax": lambda: torch.softmax(x, dim=-1),
+            "rms_norm": lambda: F.rms_norm(x, (N,), w, EPS["rms_norm"]),
+            "layer_norm": lambda: F.layer_norm(x, (N,), w, b, EPS["layer_norm"])}[op]
+    if per_thread is None:                                      # the front door
+        ours = {"softmax": lambda: norms.softmax_rows(x, out=y, fast=fast),
+                "rms_norm": lambda: norms.rms_norm_rows(x, w, EPS[op], out=y),
+                "layer_norm": lambda: norms.layer_norm_rows(x, w, b, EPS[op], out=y)}[op]
+        return ours, peer
+    options = {"fast": fast} if op == "softmax" else {"eps": EPS[op]}
+    kernel = tilemlir.compile(getattr(norms, op)(T.dynamic("M"), N, dtype, per_thread=per_thread,
+                                                 **options))
+    args = {"softmax": (x, y), "rms_norm": (x, w, y), "layer_norm": (x, w, b, y)}[op]
+    return (lambda: kernel(*args)), peer
 
 
 def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None) -> dict:
     t = TORCH_DTYPES[dtype]
-    x = torch.randn(M, N, device="cuda").to(t)
+    x = (torch.randn(M, N, device="cuda") * (4.0 if op == "softmax" else 1.0)).to(t)
     w = (torch.rand(N, device="cuda") + 0.5).to(t)
+    b = torch.randn(N, device="cuda").to(t)
     y = torch.full_like(x, float("nan"))
-    tiling = {} if per_thread is None else {"per_thread": per_thread}     # None: the kernel's
-    if op == "softmax":
-        kernel = tilemlir.compile(softmax(M, N, dtype, fast=fast, **tiling))
-        ours = lambda: kernel(x, y)                                       # noqa: E731
-        peer = lambda: torch.softmax(x, dim=-1)                           # noqa: E731
-    else:
-        kernel = tilemlir.compile(rms_norm(M, N, dtype, eps=EPS, **tiling))
-        ours = lambda: kernel(x, w, y)                                    # noqa: E731
-        peer = lambda: torch.nn.functional.rms_norm(x, (N,), w, EPS)      # noqa: E731
+    ours, peer = ours_and_peer(op, x, w, b, y, dtype, fast, per_thread)
     ours()
     torch.cuda.synchronize()
     assert not torch.isnan(y).any(), f"{op} {M}x{N} {dtype}: outputs never written"
-    err = ((y.double() - reference(op, x, w)).abs().max()).item()
-    assert err < (2e-2 if dtype == "bfloat16" else 4e-3), f"{op} {M}x{N} {dtype}: max error {err}"
+    err = ((y.double() - reference(op, x, w, b)).abs().max()).item()
+    assert err < TOLERANCE[dtype], f"{op} {M}x{N} {dtype}: max error {err}"
     copy_dst = torch.empty_like(x)
     copy = lambda: copy_dst.copy_(x)                                       # noqa: E731
     nbytes = 2 * x.numel() * x.element_size()
@@ -70,10 +93,11 @@ def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None) -> dict:
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
-    lines = heading("Softmax and RMSNorm over the last axis: tilemlir vs torch, and a D2D copy",
-                    env) + [
+    lines = heading("Softmax, RMSNorm and LayerNorm over the last axis: tilemlir vs torch, and "
+                    "a D2D copy", env) + [
              "- GB/s = (input read + output written) / median time (tilemlir.testing.do_bench, "
-             "L2 flushed); copy = `dst.copy_(x)` of the same tensor", "",
+             "L2 flushed); copy = `dst.copy_(x)` of the same tensor; tilemlir through the front "
+             "doors (one kernel per N for every M)", "",
              "| op | M x N | dtype | tilemlir ms | torch ms | copy ms | tilemlir GB/s | "
              "torch GB/s | copy GB/s | tilemlir / copy | speed-up vs torch | max abs err |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
@@ -86,29 +110,39 @@ def markdown(env: dict, rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def shapes(args) -> list[tuple[int, int]]:
+    if args.shapes:
+        return [tuple(int(v) for v in s.lower().split("x")) for s in args.shapes]
+    return [(-(-args.elements // N), N) for N in args.lengths]
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--ops", default="softmax,rms_norm", type=lambda s: s.split(","))
-    p.add_argument("--shapes", default=",".join(DEFAULT_SHAPES), type=lambda s: s.split(","))
+    p.add_argument("--ops", default=",".join(norms.OPS), type=lambda s: s.split(","))
+    p.add_argument("--lengths", default=DEFAULT_LENGTHS,
+                   type=lambda s: [int(v) for v in s.split(",")],
+                   help="row lengths N, each with M = ceil(ELEMENTS / N) rows")
+    p.add_argument("--elements", type=int, default=DEFAULT_ELEMENTS)
+    p.add_argument("--shapes", default=None, type=lambda s: s.split(","),
+                   help="MxN,... instead of --lengths")
     p.add_argument("--dtypes", default="float16,bfloat16", type=lambda s: s.split(","))
     p.add_argument("--fast-exp", action="store_true", help="softmax with ex2.approx.ftz")
     p.add_argument("--per-thread", default=[None],
                    type=lambda s: [int(v) for v in s.split(",")],
-                   help="elements per thread (the CTA's width follows), e.g. 32,64; default: "
-                        "each kernel's own choice")
+                   help="elements per thread (rows in registers) or per thread and tile (long "
+                        "rows), e.g. 16,32; default: the front doors' own choice")
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     rows = []
     for op in args.ops:
-        for shape in args.shapes:
-            M, N = (int(v) for v in shape.lower().split("x"))
+        for M, N in shapes(args):
             for dtype in args.dtypes:
                 for per_thread in args.per_thread:
                     row = run_case(op, M, N, dtype, args.fast_exp, args.rep_ms, per_thread)
                     rows.append(row)
-                    print(f"{row['op']:>22} {row['shape']:>11} {dtype:>8}: "
+                    print(f"{row['op']:>22} {row['shape']:>12} {dtype:>8}: "
                           f"{row['gbps']['tilemlir']:6.0f} GB/s ({row['of_copy']:.0%} of copy), "
                           f"{row['vs_torch']:.2f}x torch", flush=True)
     text = markdown(environment(), rows)

@@ -1,0 +1,49 @@
+"""One launch per case of softmax_rows, rms_norm_rows and layer_norm_rows at row lengths that
+take every path of tilemlir/kernels/norms.py with ragged tails (rows sharing a warp, a warp
+per row, several warps, long rows through shared memory, staged or read twice), compared with
+torch in float32: small enough for compute-sanitizer (memcheck, racecheck, synccheck).
+
+    python bench/smoke_norms.py
+
+Exits 1 if any output is wrong or unwritten (outputs start as NaN)."""
+import sys
+from pathlib import Path
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT)]
+from tilemlir.kernels import norms  # noqa: E402
+
+CASES = [(37, 3), (130, 31), (9, 100), (5, 257), (6, 1000), (3, 4097), (2, 16385),
+         (2, 50257), (2, 131073)]                  # (M, N): 131073 reads 5 of 17 tiles twice
+EPS = 1e-5
+
+
+def main() -> int:
+    F = torch.nn.functional
+    failed = 0
+    for M, N in CASES:
+        for dtype in (torch.float16, torch.bfloat16):
+            x = torch.randn(M, N, device="cuda").to(dtype)
+            w = (torch.rand(N, device="cuda") + 0.5).to(dtype)
+            b = torch.randn(N, device="cuda").to(dtype)
+            calls = {"softmax": (lambda y: norms.softmax_rows(x, out=y),
+                                 torch.softmax(x.float(), -1)),
+                     "rms_norm": (lambda y: norms.rms_norm_rows(x, w, EPS, out=y),
+                                  F.rms_norm(x.float(), (N,), w.float(), EPS)),
+                     "layer_norm": (lambda y: norms.layer_norm_rows(x, w, b, EPS, out=y),
+                                    F.layer_norm(x.float(), (N,), w.float(), b.float(), EPS))}
+            for op, (call, ref) in calls.items():
+                y = torch.full_like(x, float("nan"))
+                call(y)
+                torch.cuda.synchronize()
+                tol = 2e-3 if dtype == torch.float16 else 1.6e-2
+                ok = bool(((y.float() - ref).abs() <= tol * (ref.abs() + 1)).all())
+                print(f"{op} {M}x{N} {dtype}: {'ok' if ok else 'WRONG'}")
+                failed += not ok
+    return failed
+
+
+if __name__ == "__main__":
+    sys.exit(1 if main() else 0)
