@@ -6,7 +6,7 @@ coordinate its holder computed; offsets come from the CTA and thread ids (device
 that every warpgroup, warp, CTA or thread writes different numbers."""
 
 import tilemlir.lang as T
-from tilemlir.kernels.norms import row_layout, row_tiling
+from tilemlir.kernels.norms import row_plan
 
 Tx = T.tile
 
@@ -65,8 +65,8 @@ def mma_sync_iota_kernel(axis: int, dtype: str = "float32"):
 def row_iota_kernel(dtype: str = "float32"):
     """One CTA per row, norms.py's row layout (lanes then warps along the row): each element's
     flat index in Out, as row * N + column."""
-    warps, chunks = row_tiling(ROW_N)
-    layout = row_layout(ROW_N, warps, chunks)
+    plan = row_plan(ROW_N, op="rms_norm")
+    warps, layout = plan.warps, plan.layout()
 
     @T.prim_func
     def row_iota(Out: T.Buffer((ROW_M, ROW_N), dtype)):

@@ -18,7 +18,7 @@ from tilemlir.dispatch.registry import Reject
 from tilemlir.dsl.values import KernelError, as_scalar
 from tilemlir.ir.context import make_context
 from tilemlir.ir.types import buffer_type, parse_buffer_type
-from tilemlir.kernels.norms import row_layout, row_tiling
+from tilemlir.kernels.norms import row_plan
 from tilemlir.layout import MmaSync, S, TileLayout, laneid, wgmma_accumulator_layout
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.iota.registers import plan_iota
@@ -38,7 +38,7 @@ def _mma_c(m, n):
 
 
 def _norms(n):
-    return row_layout(n, *row_tiling(n))
+    return row_plan(n, op="rms_norm").layout()
 
 
 LAYOUTS = {
@@ -50,7 +50,7 @@ LAYOUTS = {
     "mma_sync_c_32x16": ((32, 16), _mma_c(32, 16)),
     "norms_row_2048": ((1, 2048), _norms(2048)),
     "norms_row_8192": ((1, 8192), _norms(8192)),
-    "norms_weight_4096": ((4096,), row_layout(4096, *row_tiling(4096), rows=False)),
+    "norms_weight_4096": ((4096,), row_plan(4096, op="rms_norm").vector_layout()),
     "wgmma_row_vector": ((64,), wgmma_accumulator_layout(64, 64).row_vector((64, 64))),
     "wgmma_column_vector": ((64, 1), wgmma_accumulator_layout(64, 64).column_vector((64, 64))),
     "private": ((4, 8), TileLayout(S[(4, 8):(8, 1)])),
