@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import tilemlir
+import tilemlir.lang as T
 from tilemlir.kernels import attention, gemm_epilogue, gemm_mma_sync, hgemm_hopper, norms
 from tilemlir.lowering.banks import wavefronts
 from tilemlir.tools.pass_pipeline import pass_manager as build_pass_manager
@@ -60,6 +61,9 @@ def test_the_benchmark_kernels_predictions():
     ("attention", lambda: attention.flash_attention(8, 16, 1024, 128, causal=True), "sm_90a", 0),
     ("softmax", lambda: norms.softmax(4096, 4096, "float16"), "sm_90a", 4),
     ("rms_norm", lambda: norms.rms_norm(4096, 4096), "sm_90a", 2),
+    ("layer_norm long rows", lambda: norms.layer_norm(T.dynamic("M"), 131072, "bfloat16"),
+     "sm_90a", 5),
+    ("layer_norm long odd rows", lambda: norms.layer_norm(T.dynamic("M"), 50257), "sm_90a", 6),
 ])
 def test_shipped_kernels_have_no_avoidable_conflict(name, build, chip, accesses):
     report = tilemlir.check_banks(build(), target=chip)
