@@ -23,8 +23,9 @@ How a row is held (`row_plan`):
 - **through shared memory in tiles** (longer rows): a CTA of STAGE_WARPS warps takes the row in
   tiles of `width` elements (STAGE_PER_THREAD a thread). Up to STAGE_BYTES of the row are
   copied to shared memory at once by cp.async (every tile in flight before the first is
-  used); the rest, if any, is read from global memory in the first pass and again in the second
-  (from L2, in practice). Each thread keeps statistics of its own elements over the tiles (a
+  used; a row that does not start on 16 bytes is copied as the 16-byte aligned span around it,
+  so that the copies stay 16 bytes wide); the rest, if any, is read from global memory in the
+  first pass and again in the second (from L2, in practice). Each thread keeps statistics of its own elements over the tiles (a
   running max and a sum rescaled by exp(old max - new max) for softmax: online softmax; a sum of
   squares for RMSNorm; a sum, then a sum of squared deviations from the mean for LayerNorm:
   two passes over the staged row), which one CTA reduction combines; a last pass normalises the
@@ -368,6 +369,11 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     tview, tstat, partials = plan.thread_view(), plan.thread_stat_layout(), plan.partials_layout()
     per = plan.chunks * plan.vector
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
+    # Rows that do not start on 16 bytes are staged as the 16-byte aligned span around them
+    # (VECTOR more elements, read through a flat view of X: the neighbours' elements are only
+    # read), so that cp.async moves 16 bytes at a time; the row starts `lead` elements in.
+    shifted = plan.vector < VECTOR
+    span = staged * width + (VECTOR if shifted else 0)
     # where each tile comes from: staged tiles from shared memory, the others from global
     # memory; the last one may be partial (masked). Tiles are unrolled (so that ptxas can issue
     # the global loads of several at once: a pass keeps no data exchange between them) unless
@@ -385,7 +391,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         T.warp_id([warps])
         T.lane_id([32])
         pool = T.SMEMPool()
-        S = pool.alloc((1, staged * width), dtype)
+        S = pool.alloc((1, span), dtype)
         scratch = pool.alloc((warps,), "float32")
         pool.commit()
         x = T.alloc_local((1, width), dtype, layout=layout)
@@ -404,24 +410,43 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         inside = T.alloc_local((1, width), "bool", layout=layout)
 
         # every staged tile in flight at once, one cp.async group each (zeros past N)
-        for k in T.unroll(staged):
-            Tx.cta.copy_async(S[0:1, k * width:(k + 1) * width],
-                              X[row:row + 1, k * width:(k + 1) * width],
-                              bounds=(1, N - k * width))
-            T.ptx.cp_async.commit_group()
+        if shifted:
+            flat = X.view(1, X.shape[0] * N)
+            start = row * N // VECTOR * VECTOR
+            lead = row * N - start
+
+            def stage_span(limit):
+                """The span's tiles, then its last VECTOR elements, each a cp.async group;
+                `limit`: the elements of the span inside X (a constant past the span: no
+                test, 16 bytes a chunk)."""
+                for k in T.unroll(staged + 1):
+                    c0 = k * width
+                    n = width if k < staged else VECTOR
+                    Tx.cta.copy_async(S[0:1, c0:c0 + n], flat[0:1, start + c0:start + c0 + n],
+                                      bounds=(1, limit - c0))
+                    T.ptx.cp_async.commit_group()
+
+            if row + 1 < M:                 # the span ends in a later row of X
+                stage_span(span)
+            else:
+                stage_span(M * N - start)
+        else:
+            lead = 0
+            for k in T.unroll(staged):
+                Tx.cta.copy_async(S[0:1, k * width:(k + 1) * width],
+                                  X[row:row + 1, k * width:(k + 1) * width],
+                                  bounds=(1, N - k * width))
+                T.ptx.cp_async.commit_group()
 
         def load(k, kind, fill, first):
             """Tile k into xf: a staged one from shared memory (on the first pass once every
             thread's cp.async group of it is complete), another from global memory."""
             c0 = k * width
             if kind == "shared" or kind == "shared_tail":
-                if first:
+                if first:                   # shifted: the tile reaches into the next group
                     T.ptx.cp_async.wait_group(staged - 1 - k)
                     T.cuda.cta_sync()
-                if kind == "shared_tail":
-                    Tx.cta.copy(x, S[0:1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
-                else:
-                    Tx.cta.copy(x, S[0:1, c0:c0 + width])
+                staged_tile(x, k, kind, fill)
             elif kind == "global_tail":
                 Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
             else:
@@ -477,6 +502,16 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
+        def staged_tile(dst, k, kind, fill):
+            """dst = staged tile k (from the row's start in S)."""
+            at = lead + k * width           # (a name of its own: callers have a c0)
+            if kind == "shared_tail":
+                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, N - k * width), fill=fill)
+            elif shifted:                   # a window at a run-time offset: bounds, untested
+                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, width))
+            else:
+                Tx.cta.copy(dst, S[0:1, at:at + width])
+
         def fetch(k, kind, slot):
             """The global loads of tile k's last pass into buffer set `slot`: the row's tile
             if it is not staged, the weight and the bias. Issued a tile ahead of their use,
@@ -502,7 +537,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         def normalize(k, kind, slot):
             c0 = k * width
             if kind == "shared_tail" or kind == "shared":
-                Tx.cta.copy(xs[slot], S[0:1, c0:c0 + width])
+                staged_tile(xs[slot], k, kind, 0.0)
             Tx.cta.cast(xf, xs[slot])
             if is_softmax:
                 Tx.cta.sub(xf, xf, shift)
