@@ -25,11 +25,14 @@ How a row is held (`row_plan`):
   copied to shared memory at once by cp.async (every tile in flight before the first is
   used; a row that does not start on 16 bytes is copied as the 16-byte aligned span around it,
   so that the copies stay 16 bytes wide); the rest, if any, is read from global memory in the
-  first pass and again in the second (from L2, in practice). Each thread keeps statistics of its own elements over the tiles (a
-  running max and a sum rescaled by exp(old max - new max) for softmax: online softmax; a sum of
-  squares for RMSNorm; a sum, then a sum of squared deviations from the mean for LayerNorm:
-  two passes over the staged row), which one CTA reduction combines; a last pass normalises the
-  tiles and stores them.
+  first pass and again in the second (from L2, in practice). Each thread keeps statistics of
+  its own elements over the tiles (a running max and a sum rescaled by exp(old max - new max)
+  for softmax: online softmax; a sum of squares for RMSNorm; a sum, then a sum of squared
+  deviations from the mean for LayerNorm: two passes over the staged row), which one CTA
+  reduction combines; a last pass normalises the tiles and stores them.
+
+Front doors for torch tensors [..., N]: softmax_rows, rms_norm_rows, layer_norm_rows (one
+compile per (op, N, dtype, eps) through row_kernel, for every M).
 """
 
 import threading
@@ -187,7 +190,7 @@ def _grid(M, rows: int):
     return -(-M // rows) if isinstance(M, int) else T.ceildiv(M, rows)
 
 
-def rows_bound(M, row, rows: int):
+def _rows_bound(M, row, rows: int):
     """The rows of a CTA's (rows, width) window that lie inside the M rows (a constant when
     every CTA's window is whole)."""
     if isinstance(M, int) and M % rows == 0:
@@ -221,7 +224,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
         xf = T.alloc_local((R, width), "float32", layout=layout)
         peak = T.alloc_local((R, 1), "float32", layout=stat)
         total = T.alloc_local((R, 1), "float32", layout=stat)
-        bounds = (rows_bound(M, row, R), N)
+        bounds = (_rows_bound(M, row, R), N)
         if masked:
             Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds, fill=float("-inf"))
         else:
@@ -271,7 +274,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
         w = T.alloc_local((width,), dtype, layout=w_layout)
         wf = T.alloc_local((width,), "float32", layout=w_layout)
         scale = T.alloc_local((R, 1), "float32", layout=stat)
-        bounds = (rows_bound(M, row, R), N)
+        bounds = (_rows_bound(M, row, R), N)
         if masked:
             Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
             Tx.cta.copy(w, W[0:width], bounds=(N,))
@@ -328,7 +331,7 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
         wf = T.alloc_local((width,), "float32", layout=v_layout)
         mean = T.alloc_local((R, 1), "float32", layout=stat)
         rstd = T.alloc_local((R, 1), "float32", layout=stat)
-        bounds = (rows_bound(M, row, R), N)
+        bounds = (_rows_bound(M, row, R), N)
         Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
         Tx.cta.cast(xf, x)
         Tx.cta.sum(mean, xf, axis=1, scratch=red)
@@ -401,7 +404,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         part = T.alloc_local((threads, 1), "float32", layout=tstat)
         run = T.alloc_local((threads, 1), "float32", layout=tstat)
         stat = T.alloc_local((1, 1), "float32", layout=STAT)
-        shift = T.alloc_local((1, 1), "float32", layout=STAT)
+        center = T.alloc_local((1, 1), "float32", layout=STAT)   # the max, or the mean
         xs = [x, T.alloc_local((1, width), dtype, layout=layout)]     # double-buffered
         ws = [T.alloc_local((width,), dtype, layout=v_layout) for _ in range(2)]
         bs = [T.alloc_local((width,), dtype, layout=v_layout) for _ in range(2)]
@@ -493,7 +496,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
 
         def sum_deviations(k, kind):
             load(k, kind, 0.0, False)
-            Tx.cta.sub(xf, xf, shift)
+            Tx.cta.sub(xf, xf, center)
             if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
                 Tx.cta.iota(cols, 1, offset=k * width)
                 Tx.cta.compare(inside, cols, "<", N)
@@ -540,12 +543,12 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 staged_tile(xs[slot], k, kind, 0.0)
             Tx.cta.cast(xf, xs[slot])
             if is_softmax:
-                Tx.cta.sub(xf, xf, shift)
+                Tx.cta.sub(xf, xf, center)
                 Tx.cta.exp(xf, xf, fast=fast)
                 Tx.cta.mul(xf, xf, stat)
             else:
                 if is_layer:
-                    Tx.cta.sub(xf, xf, shift)
+                    Tx.cta.sub(xf, xf, center)
                 Tx.cta.mul(xf, xf, stat)
                 Tx.cta.cast(wf, ws[slot])
                 Tx.cta.mul(xf, xf, wf)
@@ -580,8 +583,8 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         if is_softmax:
             Tx.cta.fill(run, LOWEST)
             each_tile(online_softmax)
-            Tx.cta.max(shift, run.view(1, threads, layout=partials), axis=1, scratch=scratch)
-            Tx.cta.sub(run, run, shift)
+            Tx.cta.max(center, run.view(1, threads, layout=partials), axis=1, scratch=scratch)
+            Tx.cta.sub(run, run, center)
             Tx.cta.exp(run, run, fast=fast)
             Tx.cta.mul(acc, acc, run)                    # each thread's sum, rescaled to it
             combine_sum(acc)
@@ -589,7 +592,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         elif is_layer:
             each_tile(sum_values)
             combine_sum(acc)
-            Tx.cta.mul(shift, stat, 1.0 / N)             # the mean
+            Tx.cta.mul(center, stat, 1.0 / N)             # the mean
             Tx.cta.fill(acc, 0.0)
             each_tile(sum_deviations)
             combine_sum(acc)
