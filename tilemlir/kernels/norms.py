@@ -198,6 +198,22 @@ def _rows_bound(M, row, rows: int):
     return M - row
 
 
+def _row_tiles(plan: RowPlan, M, dtype: str):
+    """The start of a kernel holding rows in registers (called in its body): the grid and the
+    threads, scratch for the warps' partials (None: a row within a warp), and the CTA's first
+    row; returns (row, scratch, the row tile in dtype, the row tile in float32)."""
+    R, warps = plan.rows, plan.warps
+    cta = T.cta_id([_grid(M, R)])
+    T.warp_id([warps * plan.row_warps])
+    T.lane_id([32])
+    pool = T.SMEMPool()
+    scratch = pool.alloc((R * warps,), "float32")
+    pool.commit()
+    x = T.alloc_local((R, plan.width), dtype, layout=plan.layout())
+    xf = T.alloc_local((R, plan.width), "float32", layout=plan.layout())
+    return cta * R, scratch if warps > 1 else None, x, xf
+
+
 def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
@@ -206,22 +222,13 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
     plan = row_plan(N, dtype, per_thread, "softmax")
     if not plan.in_registers:
         return _long_rows("softmax", M, N, dtype, plan, fast=fast)
-    R, width, warps = plan.rows, plan.width, plan.warps
-    layout, stat = plan.layout(), plan.stat_layout()
+    R, width = plan.rows, plan.width
+    stat = plan.stat_layout()
     masked = R > 1 or width > N
 
     @T.prim_func
     def softmax(X: T.Buffer((M, N), dtype), Y: T.Buffer((M, N), dtype)):
-        cta = T.cta_id([_grid(M, R)])
-        T.warp_id([warps * plan.row_warps])
-        T.lane_id([32])
-        pool = T.SMEMPool()
-        scratch = pool.alloc((R * warps,), "float32")
-        pool.commit()
-        red = scratch if warps > 1 else None
-        row = cta * R
-        x = T.alloc_local((R, width), dtype, layout=layout)
-        xf = T.alloc_local((R, width), "float32", layout=layout)
+        row, red, x, xf = _row_tiles(plan, M, dtype)
         peak = T.alloc_local((R, 1), "float32", layout=stat)
         total = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
@@ -253,23 +260,14 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
     plan = row_plan(N, dtype, per_thread, "rms_norm")
     if not plan.in_registers:
         return _long_rows("rms_norm", M, N, dtype, plan, eps=eps)
-    R, width, warps = plan.rows, plan.width, plan.warps
+    R, width = plan.rows, plan.width
     layout, w_layout, stat = plan.layout(), plan.vector_layout(), plan.stat_layout()
     masked = R > 1 or width > N
 
     @T.prim_func
     def rms_norm(X: T.Buffer((M, N), dtype), W: T.Buffer((N,), dtype),
                  Y: T.Buffer((M, N), dtype)):
-        cta = T.cta_id([_grid(M, R)])
-        T.warp_id([warps * plan.row_warps])
-        T.lane_id([32])
-        pool = T.SMEMPool()
-        scratch = pool.alloc((R * warps,), "float32")
-        pool.commit()
-        red = scratch if warps > 1 else None
-        row = cta * R
-        x = T.alloc_local((R, width), dtype, layout=layout)
-        xf = T.alloc_local((R, width), "float32", layout=layout)
+        row, red, x, xf = _row_tiles(plan, M, dtype)
         sq = T.alloc_local((R, width), "float32", layout=layout)
         w = T.alloc_local((width,), dtype, layout=w_layout)
         wf = T.alloc_local((width,), "float32", layout=w_layout)
@@ -309,23 +307,14 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
     plan = row_plan(N, dtype, per_thread, "layer_norm")
     if not plan.in_registers:
         return _long_rows("layer_norm", M, N, dtype, plan, eps=eps)
-    R, width, warps = plan.rows, plan.width, plan.warps
+    R, width = plan.rows, plan.width
     layout, v_layout, stat = plan.layout(), plan.vector_layout(), plan.stat_layout()
     padded = width > N
 
     @T.prim_func
     def layer_norm(X: T.Buffer((M, N), dtype), W: T.Buffer((N,), dtype),
                    B: T.Buffer((N,), dtype), Y: T.Buffer((M, N), dtype)):
-        cta = T.cta_id([_grid(M, R)])
-        T.warp_id([warps * plan.row_warps])
-        T.lane_id([32])
-        pool = T.SMEMPool()
-        scratch = pool.alloc((R * warps,), "float32")
-        pool.commit()
-        red = scratch if warps > 1 else None
-        row = cta * R
-        x = T.alloc_local((R, width), dtype, layout=layout)
-        xf = T.alloc_local((R, width), "float32", layout=layout)
+        row, red, x, xf = _row_tiles(plan, M, dtype)
         sq = T.alloc_local((R, width), "float32", layout=layout)
         w = T.alloc_local((width,), dtype, layout=v_layout)
         wf = T.alloc_local((width,), "float32", layout=v_layout)
