@@ -6,10 +6,12 @@
 Errors are printed as `file:line:col: error: message` and exit with status 1; the process never
 shows a Python traceback for bad input (TILEMLIR_DEBUG=1 shows one for internal errors).
 
-Nothing is lost: `-o FILE` is written to a temporary file next to FILE and renamed over it only
-when the whole run succeeded, so a failing run (any chunk of --split-input-file included) leaves
-an existing FILE as it was, and `-o` naming the input replaces it only with a good result.
-(mlir-opt instead truncates FILE first and deletes it when the run fails.)
+Nothing is lost: `-o PATH` is written only when the whole run succeeded, so a failing run (any
+chunk of --split-input-file included) leaves an existing file as it was (mlir-opt truncates it
+first and deletes it when the run fails). Otherwise -o behaves as mlir-opt's: devices, FIFOs,
+/dev/stdout and links are written through, never replaced; a regular file is replaced by a
+complete temporary file renamed over it, keeping its mode; a read-only file is an error
+(`write_output`).
 
 The process never dies on input: the command (`main`) is a thin launcher that runs the work in a
 child process (this module run with -m). MLIR and LLVM abort the process on some inputs instead of
@@ -24,6 +26,7 @@ import argparse
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -142,33 +145,81 @@ def _read_input(path: str) -> tuple[str, str]:
     return name, decode(data, name)
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file in the same directory, renamed over
-    `path` at the end: a reader (or a crash) never sees a partial file. A link is followed."""
-    target = os.path.realpath(path)
-    if os.path.isdir(target):
-        raise UsageError(f"cannot write {path}: it is a directory")
+# Paths that name one of this process's file descriptors: written there, never reopened (so a
+# `>>` log stays appended to and a pipe is not reopened by name).
+_FD_PATH = re.compile(r"/dev/(?:(?P<std>stdout|stderr)|fd/(?P<fd>\d+))|/proc/self/fd/(?P<proc>\d+)")
+
+
+def _write_fd(fd: int, text: str) -> None:
+    data = text.encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def write_output(path: str, text: str) -> None:
+    """-o PATH, as mlir-opt opens and writes it, except that what can be replaced safely is.
+
+    - /dev/stdout, /dev/stderr, /dev/fd/N: written to that file descriptor.
+    - A device, FIFO or socket (after following links): opened and written, never replaced.
+    - A regular file (or a new one): the text goes to a temporary file in the same directory,
+      renamed over the file when complete, keeping its mode: a reader (or a crash) never sees
+      a partial file. A link is followed, not replaced. Where a rename would change what the
+      file is (another owner, hard links) or the directory is not writable, the file is
+      truncated and written in place, as mlir-opt does.
+    - A file the user may not write, or one with no write permission at all (even for root),
+      is an error naming it, and stays as it was.
+    """
+    m = _FD_PATH.fullmatch(path)
     try:
-        mode = os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
+        if m:
+            fd = {"stdout": 1, "stderr": 2}[m["std"]] if m["std"] else int(m["fd"] or m["proc"])
+            _write_fd(fd, text)
+            return
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"cannot write {path}: it is a directory")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY)
+            try:
+                _write_fd(fd, text)
+            finally:
+                os.close(fd)
+            return
+        _write_regular(path, st, text)
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _write_regular(path: str, st: os.stat_result | None, text: str) -> None:
+    target = os.path.realpath(path)          # a link is written through, not replaced
+    directory = os.path.dirname(target) or "."
+    if st is not None:
+        if not st.st_mode & 0o222:
+            raise UsageError(f"cannot write {path}: the file is read-only; it was left as it was")
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"cannot write {path}: permission denied; it was left as it was")
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_nlink > 1 or st.st_uid != os.geteuid() or not os.access(directory, os.W_OK):
+            with open(target, "w") as f:     # in place: the same file, links and owner
+                f.write(text)
+            return
+    else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    except OSError as err:
-        raise UsageError(f"cannot write {path}: {err.strerror}") from None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".",
-                                   prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-    except OSError as err:
-        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.",
+                               suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except OSError as err:
+    except BaseException:
         os.unlink(tmp)
-        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+        raise
 
 
 def _name_source(module, filename: str) -> None:
@@ -263,7 +314,7 @@ def _run(args) -> int:
     elif failed:
         print(f"tilemlir-opt: {args.output} not written (the run failed)", file=sys.stderr)
     else:
-        write_atomically(args.output, result)
+        write_output(args.output, result)
     return 1 if failed else 0
 
 
@@ -271,9 +322,16 @@ def main() -> None:
     """The tilemlir-opt command: runs `run_in_process` in a child process (see the module
     docstring) and turns the child's death by a signal into an internal error, exit status 1."""
     try:
-        child = subprocess.run([sys.executable, "-m", "tilemlir.tools.opt", *sys.argv[1:]])
+        # close_fds=False: the user's inheritable descriptors reach the child, so that
+        # `-o /dev/fd/3 3>file` works as in one process.
+        child = subprocess.run([sys.executable, "-m", "tilemlir.tools.opt", *sys.argv[1:]],
+                               close_fds=False)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as err:
+        print(f"tilemlir-opt: cannot start the compiler process ({sys.executable}): "
+              f"{err.strerror or err}", file=sys.stderr)
+        sys.exit(1)
     code = child.returncode
     if code < 0:
         try:
