@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness import OptCase
+from harness import OptCase, nested
 
 GOOD = "func.func @f() {\n  return\n}\n"
 GOOD_OUT = "module {\n  func.func @f() {\n    return\n  }\n}\n"
@@ -29,20 +29,6 @@ gpu.module @m {
   }
 }
 """
-
-
-def _nested(kind: str, depth: int) -> str:
-    if kind == "regions":
-        return ("func.func @f() {\n" + "scf.execute_region {\n" * depth
-                + "scf.yield\n}\n" * depth + "return\n}\n")
-    if kind == "arrays":
-        return "func.func @f() attributes {a = " + "[" * depth + "]" * depth + "} { return }\n"
-    if kind == "types":
-        return "func.func private @f() -> " + "tuple<" * depth + "i32" + ">" * depth + "\n"
-    if kind == "dicts":
-        return ("func.func @f() attributes {a = " + "{b = " * depth + "unit" + "}" * depth
-                + "} { return }\n")
-    raise ValueError(kind)
 
 
 CASES = [
@@ -140,17 +126,17 @@ CASES = [
 for kind in ("regions", "arrays", "types", "dicts"):
     for depth in (300, 5000, 100000):
         CASES.append(OptCase(f"nesting-{kind}-{depth}", ["in.mlir", "-o", "out.mlir"],
-                             {"in.mlir": _nested(kind, depth), "out.mlir": OLD},
+                             {"in.mlir": nested(kind, depth), "out.mlir": OLD},
                              errors=("nesting deeper than 256 levels",)))
 CASES += [
-    OptCase("nesting-regions-100-ok", ["in.mlir"], {"in.mlir": _nested("regions", 100)}, rc=0),
+    OptCase("nesting-regions-100-ok", ["in.mlir"], {"in.mlir": nested("regions", 100)}, rc=0),
     OptCase("nesting-in-string-ok", ["in.mlir"],
             {"in.mlir": 'func.func @f() attributes {s = "' + "{[(<" * 2000 + '"} { return }\n'},
             rc=0),
     OptCase("nesting-in-comment-ok", ["in.mlir"], {"in.mlir": "// " + "{" * 5000 + "\n" + GOOD},
             rc=0),
     OptCase("nesting-split-chunk-line", ["in.mlir", "--split-input-file"],
-            {"in.mlir": GOOD + "// -----\n" + _nested("arrays", 400)},
+            {"in.mlir": GOOD + "// -----\n" + nested("arrays", 400)},
             errors=("in.mlir:5: nesting deeper",)),
 ]
 

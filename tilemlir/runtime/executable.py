@@ -19,6 +19,7 @@ import threading
 from mlir import ir
 
 from tilemlir.ir.context import make_context
+from tilemlir.ir.source import parse_source
 from tilemlir.pipeline import lower_to_ptx
 from tilemlir.runtime import args as argcheck
 from tilemlir.runtime import launch as rt
@@ -54,7 +55,7 @@ class Executable:
     def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
         t = target if isinstance(target, Target) else Target.parse(target)
         with make_context():
-            return Executable.compile(ir.Module.parse(text), t)
+            return Executable.compile(parse_source(text), t)
 
     def kernel(self, name: str | None = None) -> "Kernel":
         if name is None:

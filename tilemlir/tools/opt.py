@@ -33,7 +33,6 @@ import tempfile
 from typing import TYPE_CHECKING
 
 from tilemlir.tools import diagnostics
-from tilemlir.tools.source import SourceError, check_source, decode
 
 if TYPE_CHECKING:
     from mlir import ir
@@ -133,6 +132,7 @@ def _render_output(module: ir.Module, emit: str) -> str:
 
 def _read_input(path: str) -> tuple[str, str]:
     """(display name, text) of the input, checked before MLIR parses it."""
+    from tilemlir.ir.source import decode
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
@@ -240,6 +240,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     """(printed output or None, diagnostics) for one chunk."""
     from mlir import ir
 
+    from tilemlir.ir.source import parse_source
     from tilemlir.pipeline import build_pass_manager
     produced: list[diagnostics.Diagnostic] = []
 
@@ -247,12 +248,11 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
         produced.extend(diagnostics.from_mlir(d))
         return True
 
-    check_source(chunk, args.filename, first_line)
     handler = ctx.attach_diagnostic_handler(on_diagnostic)
     try:
         with ctx:
             try:
-                module = ir.Module.parse("\n" * (first_line - 1) + chunk)
+                module = parse_source(chunk, args.filename, first_line)
             except ir.MLIRError as err:
                 for d in err.error_diagnostics:
                     produced.extend(diagnostics.from_mlir(d))
@@ -274,6 +274,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
 
 def run(argv: list[str]) -> int:
     """tilemlir-opt `argv` in this process; returns the exit status."""
+    from tilemlir.ir.source import SourceError
     from tilemlir.pipeline import PipelineError
     args = _parser().parse_args(argv)
     if args.list_variants:

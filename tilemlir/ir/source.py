@@ -6,6 +6,10 @@ width (`array<index: 1>`), a stray '@' closing a tile type's parameters (`...">@
 string literal left open after a dialect type (`!llvm.ptr "`) fail assertions inside MLIR or its
 Python bindings; binary data and MLIR bytecode give unreadable errors. All are caught here,
 before the text reaches MLIR.
+
+Every way text enters tilemlir parses it with `parse_source`: tilemlir-opt, tilemlir.compile,
+Executable.from_text and tilemlir.interpret; the worst bad text gets is a SourceError.
+This module loads MLIR only when `parse_source` is called (tilemlir-opt's launcher imports none).
 """
 
 from __future__ import annotations
@@ -52,8 +56,31 @@ def decode(data: bytes, name: str) -> str:
     return text
 
 
+def parse_source(text: str, name: str = "<string>", first_line: int = 1, context=None):
+    """`text` (whose first line is line `first_line` of `name`) parsed into an ir.Module in
+    `context` (default: the current one), after check_source: MLIR's parse errors are raised
+    as ir.MLIRError, and what would crash the parser as SourceError."""
+    from mlir import ir
+    if not isinstance(text, str):
+        raise TypeError(f"MLIR source text must be a str, got {type(text).__name__}")
+    check_source(text, name, first_line)
+    return ir.Module.parse("\n" * (first_line - 1) + text, context=context)
+
+
 def check_source(text: str, name: str, first_line: int = 1) -> None:
-    """SourceError for text that would crash MLIR's parser instead of getting a diagnostic."""
+    """SourceError for text that would crash MLIR's parser instead of getting a diagnostic, or
+    that it would read only in part (a NUL character ends its input)."""
+    nul = text.find("\0")
+    if nul >= 0:
+        line = first_line + text.count("\n", 0, nul)
+        raise SourceError(f"{name}:{line}: a NUL character (offset {nul}): binary data, not "
+                          f"MLIR text")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as err:
+        line = first_line + text.count("\n", 0, err.start)
+        raise SourceError(f"{name}:{line}: not UTF-8 text (the lone surrogate "
+                          f"{text[err.start]!a} at offset {err.start})") from None
     check_nesting(text, name, first_line)
     for m in _DENSE_ARRAY.finditer(text):
         if m.group(1) not in DENSE_ARRAY_ELEMENTS:
