@@ -11,7 +11,11 @@ text, and both go into one PassManager in order.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
+import tempfile
 from dataclasses import dataclass
 from typing import Callable
 
@@ -430,9 +434,75 @@ def unknown_pass_message(element: str) -> str:
             f"or pipeline")
 
 
+@contextlib.contextmanager
+def captured_stderr():
+    """What is written to file descriptor 2 inside the block (MLIR and LLVM write there, past
+    Python's sys.stderr), as the list the block's `as` target gets, filled at its end."""
+    sys.stderr.flush()
+    text: list[str] = []
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as spool:
+        os.dup2(spool.fileno(), 2)
+        try:
+            yield text
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            spool.seek(0)
+            text.append(spool.read().decode(errors="replace"))
+
+
+def _add_upstream(pm: PassManager, element: str) -> None:
+    """pm.add(element), its errors as PipelineError naming the pass, the option or the
+    problem (LLVM prints an option value it cannot read to stderr, not into the error)."""
+    with captured_stderr() as printed:
+        try:
+            pm.add(element)
+            return
+        except ValueError as err:
+            error = str(err)
+    unknown = re.search(r"'([^']*)' does not refer to a registered pass or pass pipeline", error)
+    if unknown:
+        raise PipelineError(unknown_pass_message(unknown.group(1)))
+    lines = [re.sub(r"^(MLIR Textual PassPipeline Parser:\d+:\d+: error|<Pass-Options-Parser>)"
+                    r"\s*:?\s*", "", line).strip()
+             for line in (printed[0] + error).splitlines()]
+    lines = [re.sub(r"^.*?for the -+(\S+) option: (?:'(.*)' value invalid for .*|Cannot find "
+                    r"option named '(.*)'!)", r"option \1 cannot be '\2\3'", line) for line in lines]
+    detail = "; ".join(line for line in lines if line and not line.startswith(
+        ("failed to add", element.split("{")[0].split("(")[0] + "(", "^")) and line != element)
+    raise PipelineError(f"pass pipeline element '{element}': {detail or 'cannot be added'}")
+
+
+def python_pass_names() -> list[str]:
+    """The tilemlir passes that run as passes of their own (tile-to-ptx is a pipeline of them
+    and upstream passes): the names IR dumps and timings show."""
+    return [name for name in TILE_PASSES if name != "tile-to-ptx"]
+
+
+def check_pass_name(name: str, ctx: ir.Context | None = None) -> None:
+    """PipelineError unless `name` is a pass whose IR a dump can show: a tilemlir pass or a
+    registered upstream pass."""
+    if name in python_pass_names():
+        return
+    if name == "tile-to-ptx":
+        raise PipelineError("tile-to-ptx is a pipeline, not a pass: name one of the passes it "
+                            "runs, e.g. tile-dispatch, tile-materialize, convert-gpu-to-nvvm")
+    if not re.fullmatch(r"[\w.-]+", name):
+        raise PipelineError(f"'{name}' is not a pass name")
+    try:
+        _add_upstream(PassManager("builtin.module", context=ctx), f"any({name})")
+    except PipelineError:
+        raise PipelineError(unknown_pass_message(name)) from None
+
+
 def build_pass_manager(text: str, ctx: ir.Context | None = None,
-                       print_ir_after_all: bool = False) -> PassManager:
-    """A PassManager running the pipeline `text` (tilemlir and upstream passes mixed)."""
+                       ir_printing: dict | None = None, timing: bool = False) -> PassManager:
+    """A PassManager running the pipeline `text` (tilemlir and upstream passes mixed).
+    `ir_printing`: keyword arguments of PassManager.enable_ir_printing (the IR of the whole
+    module, printed to stderr); `timing`: a timing report on stderr when the PassManager is
+    deleted."""
     pm = PassManager("builtin.module", context=ctx)
     try:
         steps = parse_pipeline(text)
@@ -443,14 +513,14 @@ def build_pass_manager(text: str, ctx: ir.Context | None = None,
             name = step.__name__.replace("_", "-")
             pm.add(step, name=name, argument=name)
         else:
-            try:
-                pm.add(step)
-            except ValueError:
-                raise PipelineError(unknown_pass_message(step)) from None
-    if print_ir_after_all:
+            _add_upstream(pm, step)
+    if ir_printing:
         # MLIR aborts when IR printing is set up on a multi-threaded context.
         (ctx or ir.Context.current).enable_multithreading(False)
-        pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
+        pm.enable_ir_printing(**{"print_module_scope": True, "print_after_all": False,
+                                 **ir_printing})
+    if timing:
+        pm.enable_timing()
     return pm
 
 

@@ -177,10 +177,37 @@ BAD_OPTIONS = {
                                 "opt-level of gpu-lower-to-nvvm-pipeline must be 0, 1, 2 or 3"),
     "upstream-nvvm-ptx-999": ("gpu-lower-to-nvvm-pipeline{cubin-chip=sm_80 cubin-features=+ptx999}",
                               "unknown PTX ISA version 999"),
+    "upstream-unknown-option": ("canonicalize{bogus-option=1}",
+                                "pass pipeline element 'canonicalize{bogus-option=1}': no such "
+                                "option bogus-option"),
+    "upstream-bad-option-value": ("canonicalize{max-iterations=abc}",
+                                  "option max-iterations cannot be 'abc'"),
+    "upstream-bad-flag-value": ("canonicalize{region-simplify=maybe}",
+                                "option region-simplify cannot be 'maybe'"),
+    "nested-unknown-pass": ("gpu.module(nosuch)", "'nosuch' is neither a tilemlir pass"),
+    "nested-unknown-option": ("gpu.module(cse{x=1})", "no such option x"),
 }
 for name, (pipeline, message) in BAD_OPTIONS.items():
     CASES.append(OptCase(f"option-{name}", ["in.mlir", "-o", "out.mlir",
                                             f"--pass-pipeline=builtin.module({pipeline})"],
+                         {"in.mlir": GOOD, "out.mlir": OLD}, errors=(message,)))
+
+
+# ---- IR printing options: pass names are checked before anything runs
+BAD_PRINTING = {
+    "after-unknown": (["--mlir-print-ir-after=tile-dispath"],
+                      "--mlir-print-ir-after: 'tile-dispath' is neither a tilemlir pass"),
+    "before-unknown-upstream": (["--mlir-print-ir-before=cse,canonicalise"],
+                                "--mlir-print-ir-before: 'canonicalise' is neither"),
+    "before-pipeline": (["--mlir-print-ir-before=tile-to-ptx"],
+                        "tile-to-ptx is a pipeline, not a pass"),
+    "after-empty": (["--mlir-print-ir-after="], "--mlir-print-ir-after needs pass names"),
+    "after-commas-only": (["--mlir-print-ir-after=,,"], "needs pass names"),
+    "after-not-a-name": (["--mlir-print-ir-after=cse{x=1}"], "'cse{x=1}' is not a pass name"),
+}
+for name, (flags, message) in BAD_PRINTING.items():
+    CASES.append(OptCase(f"printing-{name}", ["in.mlir", "-o", "out.mlir",
+                                              "--pass-pipeline=builtin.module(cse)", *flags],
                          {"in.mlir": GOOD, "out.mlir": OLD}, errors=(message,)))
 
 
@@ -216,3 +243,4 @@ def test_a_killed_compiler_process_is_an_error_not_a_death(tmp_path):
     assert "internal error: MLIR/LLVM killed the compiler process (SIGSEGV" in stderr
     assert "please report it" in stderr
     assert out.read_bytes() == OLD
+

@@ -30,6 +30,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tilemlir.tools import diagnostics
@@ -76,8 +77,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="process each chunk separated by '// -----' on its own")
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check diagnostics against expected-error/warning/note/remark comments")
-    p.add_argument("--mlir-print-ir-after-all", action="store_true",
-                   help="print the IR after every pass (to stderr)")
+    printing = p.add_argument_group(
+        "IR printing and timing (as mlir-opt's; dumps go to stderr and show the whole module)")
+    printing.add_argument("--mlir-print-ir-before", metavar="PASS[,PASS...]", action="append",
+                          default=[], help="print the IR before each run of these passes "
+                          "(tilemlir or upstream pass names, e.g. tile-dispatch,cse)")
+    printing.add_argument("--mlir-print-ir-after", metavar="PASS[,PASS...]", action="append",
+                          default=[], help="print the IR after each run of these passes")
+    printing.add_argument("--mlir-print-ir-before-all", action="store_true",
+                          help="print the IR before every pass")
+    printing.add_argument("--mlir-print-ir-after-all", action="store_true",
+                          help="print the IR after every pass")
+    printing.add_argument("--mlir-print-ir-after-change", action="store_true",
+                          help="print the IR after a pass only when the pass changed it (alone: "
+                               "after every pass that changed it)")
+    printing.add_argument("--mlir-print-ir-after-failure", action="store_true",
+                          help="print the IR after a pass that failed")
+    printing.add_argument("--mlir-print-debuginfo", action="store_true",
+                          help="print locations (loc(...)) in the output and in IR dumps")
+    printing.add_argument("--mlir-timing", action="store_true",
+                          help="print the time each pass took, after each input (chunk)")
     p.add_argument("--emit", choices=("mlir", "ptx"), default="mlir",
                    help="print the resulting IR (default) or the PTX of its gpu.binary ops")
     p.add_argument("--list-variants", action="store_true",
@@ -118,7 +137,7 @@ class UsageError(Exception):
     """A mistake on the command line or in the input: one line, exit status 1."""
 
 
-def _render_output(module: ir.Module, emit: str) -> str:
+def _render_output(module: ir.Module, emit: str, debug_info: bool) -> str:
     if emit == "ptx":
         from tilemlir.target.ptx import extract_ptx
         ptx = extract_ptx(module)
@@ -127,7 +146,87 @@ def _render_output(module: ir.Module, emit: str) -> str:
                              "that compiles to PTX, e.g. --pass-pipeline='builtin.module("
                              "tile-to-ptx{chip=sm_90a})'")
         return "\n".join(ptx.values())
-    return str(module)
+    return module.operation.get_asm(enable_debug_info=debug_info)
+
+
+_DUMP_HEADER = re.compile(r"^// -----// IR Dump (Before|After) (.*?)( Failed)? \(([^()]*)\)"
+                          r"(?: \('[^']*' operation[^)]*\))? //----- //$", re.M)
+
+
+@dataclass
+class IRPrinting:
+    """The --mlir-print-ir-* options. MLIR's PassManager prints before or after every pass
+    (and only after a change, or a failure); dumps of named passes are cut out of its output
+    (`select`), by the pass argument in each dump's header, so tilemlir's Python passes and
+    upstream passes are named alike."""
+    before: set[str] = field(default_factory=set)
+    after: set[str] = field(default_factory=set)
+    before_all: bool = False
+    after_all: bool = False
+    after_change: bool = False
+    after_failure: bool = False
+    debug_info: bool = False
+
+    @staticmethod
+    def of(args, ctx) -> "IRPrinting":
+        from tilemlir.pipeline import check_pass_name
+
+        def names(option: str, values: list[str]) -> set[str]:
+            found = {n.strip() for v in values for n in v.split(",") if n.strip()}
+            if values and not found:
+                raise UsageError(f"{option} needs pass names, e.g. {option}=tile-dispatch,cse")
+            for name in sorted(found):
+                try:
+                    check_pass_name(name, ctx)
+                except ValueError as err:
+                    raise UsageError(f"{option}: {err}") from None
+            return found
+
+        return IRPrinting(names("--mlir-print-ir-before", args.mlir_print_ir_before),
+                          names("--mlir-print-ir-after", args.mlir_print_ir_after),
+                          args.mlir_print_ir_before_all, args.mlir_print_ir_after_all,
+                          args.mlir_print_ir_after_change, args.mlir_print_ir_after_failure,
+                          args.mlir_print_debuginfo)
+
+    @property
+    def _after_some(self) -> bool:
+        """Dumps after passes other than failed ones are asked for."""
+        return self.after_all or bool(self.after) or self.after_change
+
+    @property
+    def filtered(self) -> bool:
+        """MLIR prints more than asked for: its output must be cut (`select`). It prints
+        before and after every pass or none, and "after failure" means after failures only."""
+        return (bool(self.before) and not self.before_all) or \
+            (bool(self.after) and not self.after_all) or (self.after_failure and self._after_some)
+
+    def mlir_options(self) -> dict | None:
+        """PassManager.enable_ir_printing's arguments, or None to print nothing."""
+        before = self.before_all or bool(self.before)
+        after = self._after_some or self.after_failure
+        if not before and not after:
+            return None
+        return dict(print_before_all=before, print_after_all=after,
+                    print_after_change=self.after_change,
+                    print_after_failure=self.after_failure and not self._after_some,
+                    enable_debug_info=self.debug_info)
+
+    def select(self, printed: str) -> str:
+        """The dumps of `printed` (MLIR's output) that were asked for, and any other text."""
+        out, keep, last = [], True, 0
+        for m in _DUMP_HEADER.finditer(printed):
+            if keep:
+                out.append(printed[last:m.start()])
+            when, failed, argument = m.group(1), bool(m.group(3)), m.group(4)
+            if when == "Before":
+                keep = self.before_all or argument in self.before
+            else:
+                keep = (failed and self.after_failure) or self.after_all or \
+                    argument in self.after or (self.after_change and not self.after)
+            last = m.start()
+        if keep:
+            out.append(printed[last:])
+        return "".join(out)
 
 
 def _read_input(path: str) -> tuple[str, str]:
@@ -223,14 +322,26 @@ def _write_regular(path: str, st: os.stat_result | None, text: str) -> None:
 
 
 def _name_source(module, filename: str) -> None:
-    """Ops parsed from a string are located in file "-": name the input file instead, as
-    mlir-opt does, so that line info (tile-to-ptx{line-info=true}: `.file`) points at it."""
+    """Ops and block arguments parsed from a string are located in file "-": name the input
+    file instead, as mlir-opt does, so that line info (tile-to-ptx{line-info=true}: `.file`)
+    and --mlir-print-debuginfo point at it."""
     from mlir import ir
 
-    def visit(op):
-        loc = op.location
+    def renamed(loc):
         if loc.is_a_file() and loc.filename == "-":
-            op.location = ir.Location.file(filename, loc.start_line, loc.start_col)
+            return ir.Location.file(filename, loc.start_line, loc.start_col)
+        return None
+
+    def visit(op):
+        loc = renamed(op.location)
+        if loc is not None:
+            op.location = loc
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    loc = renamed(arg.location)
+                    if loc is not None:
+                        arg.set_location(loc)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
@@ -241,7 +352,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     from mlir import ir
 
     from tilemlir.ir.source import parse_source
-    from tilemlir.pipeline import build_pass_manager
+    from tilemlir.pipeline import build_pass_manager, captured_stderr
     produced: list[diagnostics.Diagnostic] = []
 
     def on_diagnostic(d):
@@ -260,14 +371,25 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
             if args.filename != "<stdin>":
                 _name_source(module, os.path.abspath(args.filename))
             if args.pass_pipeline:
-                pm = build_pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
+                printing = args.printing
+                pm = build_pass_manager(args.pass_pipeline, ctx, printing.mlir_options(),
+                                        args.mlir_timing)
                 try:
-                    pm.run(module.operation)
+                    if printing.filtered:
+                        with captured_stderr() as printed:
+                            pm.run(module.operation)
+                    else:
+                        pm.run(module.operation)
                 except ir.MLIRError as err:
                     for d in err.error_diagnostics:
                         produced.extend(diagnostics.from_mlir(d))
                     return None, produced
-            return _render_output(module, args.emit), produced
+                finally:
+                    if printing.filtered:
+                        sys.stderr.write(printing.select(printed[0]))
+                    sys.stderr.flush()
+                    del pm           # --mlir-timing: the report is printed now
+            return _render_output(module, args.emit, args.mlir_print_debuginfo), produced
     finally:
         handler.detach()
 
@@ -291,6 +413,7 @@ def _run(args) -> int:
     from tilemlir.ir.context import make_context
     args.filename, text = _read_input(args.input)
     ctx = make_context()
+    args.printing = IRPrinting.of(args, ctx)
     # MLIR's worker threads (parallel verification and nested pass pipelines) would call the
     # Python diagnostic handler without holding the GIL, which kills the process.
     ctx.enable_multithreading(False)
