@@ -12,8 +12,10 @@ import math
 from mlir import ir
 from mlir.dialects import gpu
 
+from tilemlir.dispatch.verify import MAX_CLUSTER_CTAS, MAX_NON_PORTABLE_CLUSTER_CTAS
 from tilemlir.dsl.values import KernelError
 from tilemlir.ir import emit
+from tilemlir.ir.dialect import CLUSTER_ATTR, NON_PORTABLE_CLUSTER_ATTR
 from tilemlir.ir.context import shared_context
 
 _current: list["KernelBuilder"] = []
@@ -41,6 +43,7 @@ class KernelBuilder:
         self.entry = None
         self.grid: list[int] | None = None
         self.cluster: list[int] | None = None
+        self.non_portable_cluster = False
         self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
         self.pool = None
         self._tid = None
@@ -77,7 +80,9 @@ class KernelBuilder:
             attrs["known_block_size"] = ir.DenseI32ArrayAttr.get(list(block))
             attrs["tile.grid"] = ir.DenseI32ArrayAttr.get(list(self.grid_size()))
             if self.cluster is not None:
-                attrs["tile.cluster"] = ir.DenseI32ArrayAttr.get(self._cluster_size())
+                attrs[CLUSTER_ATTR] = ir.DenseI32ArrayAttr.get(self._cluster_size())
+                if self.non_portable_cluster:
+                    attrs[NON_PORTABLE_CLUSTER_ATTR] = ir.UnitAttr.get()
         return self.module
 
     # ------------------------------------------------------------------ launch shape
@@ -88,25 +93,32 @@ class KernelBuilder:
             raise KernelError(f"the grid must be 1 to 3 positive integers, got {list(dims)}")
         self.grid = list(dims)
 
-    def set_cluster(self, dims: list[int]) -> None:
+    def set_cluster(self, dims: list[int], non_portable: bool = False) -> None:
         if self.cluster is not None and list(dims) != self.cluster:
             raise KernelError(f"the cluster shape is declared twice: {self.cluster} and "
                               f"{list(dims)}")
         if not 1 <= len(dims) <= 3:
             raise KernelError(f"the cluster shape is 1 to 3 extents, got {list(dims)}")
         self.cluster = list(dims)
+        self.non_portable_cluster = non_portable
 
     def _cluster_size(self) -> list[int]:
         """The cluster shape as 3 extents, checked against the grid (the launch needs whole
-        clusters) and the portable limit of 8 CTAs."""
+        clusters) and the portable limit of 8 CTAs (16 with the non-portable opt-in)."""
         cluster = self.cluster + [1] * (3 - len(self.cluster))
         grid = self.grid_size()
         if any(g % c for g, c in zip(grid, cluster)):
             raise KernelError(f"the grid {list(grid)} is not made of whole clusters of "
                               f"{cluster}")
-        if cluster[0] * cluster[1] * cluster[2] > 8:
-            raise KernelError(f"a cluster of {cluster} has more than 8 CTAs (the portable "
-                              f"cluster size)")
+        ctas = cluster[0] * cluster[1] * cluster[2]
+        if self.non_portable_cluster and ctas > MAX_NON_PORTABLE_CLUSTER_CTAS:
+            raise KernelError(f"a cluster of {cluster} has {ctas} CTAs, more than "
+                              f"{MAX_NON_PORTABLE_CLUSTER_CTAS} (the most any GPU runs)")
+        if not self.non_portable_cluster and ctas > MAX_CLUSTER_CTAS:
+            raise KernelError(f"a cluster of {cluster} has more than {MAX_CLUSTER_CTAS} CTAs "
+                              f"(the portable cluster size; up to "
+                              f"{MAX_NON_PORTABLE_CLUSTER_CTAS} with "
+                              f"T.cluster_shape(..., non_portable=True))")
         return cluster
 
     def grid_size(self) -> tuple[int, int, int]:

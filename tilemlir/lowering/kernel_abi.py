@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilemlir.ir import emit
+from tilemlir.ir.dialect import CLUSTER_ATTR
 from tilemlir.ir.modules import gpu_module_ops
 
 ATTR = "tile.tensor_maps"
-CLUSTER_ATTR = "tile.cluster"           # the kernel's cluster shape (array<i32: x, y, z>)
 MODULE_ATTR = "tile.kernel_abi"
 TENSOR_MAP_BYTES = 128
 
