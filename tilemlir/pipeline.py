@@ -12,6 +12,7 @@ text, and both go into one PassManager in order.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import re
 import sys
@@ -160,6 +161,46 @@ def _materialize_pass(options):
     return [("py", tile_materialize)]
 
 
+# NVVM's kernel attributes (on a gpu.func or llvm.func) that LLVM turns into PTX directives:
+# extents (1 to 3 positive integers) and counts (positive). Zero or missing extents fail
+# assertions in LLVM's NVPTX printer; the others give PTX that ptxas or the driver refuses.
+NVVM_KERNEL_EXTENTS = ("nvvm.cluster_dim", "nvvm.reqntid", "nvvm.maxntid")
+NVVM_KERNEL_COUNTS = ("nvvm.maxnreg", "nvvm.minctasm", "nvvm.cluster_max_blocks")
+MAX_CLUSTER_CTAS = 16
+
+
+def _kernel_attribute_problems(func: ir.Operation, targets: list[Target]) -> list[str]:
+    problems = []
+    for name in NVVM_KERNEL_EXTENTS:
+        if name not in func.attributes:
+            continue
+        attr = func.attributes[name]
+        dims = list(ir.DenseI32ArrayAttr(attr)) if isinstance(attr, ir.DenseI32ArrayAttr) \
+            else None
+        if dims is None or not 1 <= len(dims) <= 3 or min(dims) < 1:
+            problems.append(f"{name} must be 1 to 3 positive extents (array<i32: ...>), "
+                            f"got {attr}")
+            continue
+        if name == "nvvm.maxntid" and "known_block_size" in func.attributes:
+            problems.append("nvvm.maxntid and known_block_size both set the block size "
+                            "(convert-gpu-to-nvvm makes nvvm.maxntid of known_block_size): "
+                            "give known_block_size only")
+        if name == "nvvm.cluster_dim":
+            if math.prod(dims) > MAX_CLUSTER_CTAS:
+                problems.append(f"nvvm.cluster_dim {dims} has {math.prod(dims)} CTAs; a "
+                                f"cluster has at most {MAX_CLUSTER_CTAS}")
+            for target in targets:
+                if not target.has_hardware_for("clusters"):
+                    problems.append(f"nvvm.cluster_dim: thread-block clusters need sm_90 or "
+                                    f"newer, the target is {target.chip}")
+    for name in NVVM_KERNEL_COUNTS:
+        if name in func.attributes:
+            attr = func.attributes[name]
+            if not isinstance(attr, ir.IntegerAttr) or ir.IntegerAttr(attr).value < 1:
+                problems.append(f"{name} must be a positive integer, got {attr}")
+    return problems
+
+
 def _unsupported_nvvm_ops(root: ir.Operation, targets: list[Target]) -> list:
     """(location, message) for every nvvm or nvgpu op under `root` some target cannot
     compile."""
@@ -186,6 +227,8 @@ def _unsupported_nvvm_ops(root: ir.Operation, targets: list[Target]) -> list:
 
     def visit(o):
         name = o.name
+        if name in ("gpu.func", "llvm.func"):
+            problems.extend((o.location, why) for why in _kernel_attribute_problems(o, targets))
         if not name.startswith(("nvvm.", "nvgpu.")):
             return ir.WalkResult.ADVANCE
         attributes = " ".join(f"{key} = {o.attributes[key]}" for key in o.attributes) \
