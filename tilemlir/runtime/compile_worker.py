@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mlir import ir
 
+from tilemlir.env import flag as env_flag
 from tilemlir.ir.context import make_context
 from tilemlir.runtime.executable import Executable
 from tilemlir.target import Target
@@ -82,7 +83,8 @@ def entry_files(input_ir: str, target: Target, opt_level: int,
 def lower(input_ir: str, target: Target, opt_level: int, with_passes: bool,
           line_info: bool = False) -> dict[str, bytes]:
     """entry_files(...) in the worker (or here, with TILEMLIR_COMPILE_IN_PROCESS=1)."""
-    if os.environ.get("TILEMLIR_COMPILE_IN_PROCESS", "") not in ("", "0") or _worker.unusable:
+    env_flag("TILEMLIR_DEBUG")                      # a bad value is an error at once
+    if env_flag("TILEMLIR_COMPILE_IN_PROCESS") or _worker.unusable:
         return entry_files(input_ir, target, opt_level, with_passes, line_info)
     try:
         return _worker.call((input_ir, target, opt_level, with_passes, line_info,
@@ -166,7 +168,7 @@ class _Worker:
         status, payload, trace = answer
         if status == "ok":
             return payload
-        if os.environ.get("TILEMLIR_DEBUG", "") not in ("", "0"):
+        if env_flag("TILEMLIR_DEBUG"):
             print(f"tilemlir: in the compiler process:\n{trace}", file=sys.stderr)
         if status == "mlir-error":          # the bindings' own exception type, as in-process
             message, diagnostics = payload

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
 from mlir import ir
 
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.values import KernelError
+from tilemlir.env import flag as env_flag
 from tilemlir.pipeline import PipelineError, build_pass_manager
 from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
@@ -103,7 +103,7 @@ def main() -> None:
     try:
         code = run(sys.argv[1:])
     except Exception as err:
-        if os.environ.get("TILEMLIR_DEBUG"):
+        if env_flag("TILEMLIR_DEBUG"):
             raise
         print(f"tilemlir-kernel: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         code = 1

@@ -396,15 +396,17 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
 
 def run(argv: list[str]) -> int:
     """tilemlir-opt `argv` in this process; returns the exit status."""
+    from tilemlir.env import SettingError
     from tilemlir.ir.source import SourceError
     from tilemlir.pipeline import PipelineError
     args = _parser().parse_args(argv)
-    if args.list_variants:
-        print(list_variants())
-        return 0
     try:
+        diagnostics.debug_enabled()           # a bad TILEMLIR_DEBUG is an error at once
+        if args.list_variants:
+            print(list_variants())
+            return 0
         return _run(args)
-    except (UsageError, SourceError, PipelineError) as err:
+    except (UsageError, SourceError, PipelineError, SettingError) as err:
         print(f"tilemlir-opt: {err}", file=sys.stderr)
         return 1
 
