@@ -250,7 +250,8 @@ def split_k_buffers(kernel, device) -> tuple:
     """The buffers a compiled front-door kernel takes after (A, B, D), as its signature says:
     with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
     none otherwise."""
-    import torch
+    from tilemlir.runtime.cuda import require_torch
+    torch = require_torch("hgemm")
     dtypes = {"f32": torch.float32, "i32": torch.int32}
     return tuple(torch.zeros(p.shape, dtype=dtypes[p.dtype], device=device) if p.name == "C"
                  else torch.empty(p.shape, dtype=dtypes[p.dtype], device=device)
@@ -298,7 +299,8 @@ class Gemm:
             return spaces
 
     def __call__(self, a, b, out=None):
-        import torch
+        from tilemlir.runtime.cuda import require_torch
+        torch = require_torch("hgemm")
         M, N, _ = self.shape
         kernel = self.kernel
         if out is None:
@@ -334,7 +336,8 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     """The GEMM callable with the fastest of candidate_configs(M, N, K), timed on `inputs`
     ((a, b) torch CUDA tensors; random ones if None) by tilemlir.autotune, which remembers the
     choice in memory and under the compile cache (a later process times nothing)."""
-    import torch
+    from tilemlir.runtime.cuda import require_torch_cuda
+    torch = require_torch_cuda("tuned_hgemm")
 
     import tilemlir
     from tilemlir.runtime.tuning import do_bench
