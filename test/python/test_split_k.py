@@ -154,7 +154,7 @@ def test_front_door_refusals():
                                          "the 64 k-tiles"):
         gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="hgemm_v7", SPLIT_K=65))
     with pytest.raises(ShapeError, match="KERNEL must be one of hgemm_v6, hgemm_v7, hgemm_v8, "
-                                         "got 'v10'"):
+                                         "blackwell_v6, blackwell_v7, gemm_mma_sync, got 'v10'"):
         gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="v10"))
 
 

@@ -29,6 +29,12 @@ with TAIL_SPLIT = s runs the pairs of the whole waves unsplit and splits only th
 wave's pairs s ways: that wave then takes a fraction of a pair's time. Where v7's pairs take
 2 to 4 waves, it is given only the clusters those waves need (v7_balanced_sms): the same waves
 on fewer SMs, which the power limit rewards.
+On other targets the front door takes the kernel the chip has: sm_100a (tcgen05) the persistent
+Blackwell kernel (hgemm_blackwell.hgemm_v6, compiled and assembled here but not yet run on a
+GPU), sm_80 and other chips with mma.sync (sm_86, sm_89, sm_90, sm_120...) gemm_mma_sync, with
+tiles and stages that fit the chip's shared memory; elsewhere a TargetError says which targets
+have a kernel. Every kernel takes K in steps of BK = 64 (K < 64 is refused for now).
+
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
     waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
@@ -47,8 +53,11 @@ from __future__ import annotations
 import math
 import threading
 
+from tilemlir.kernels import hgemm_blackwell
+from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
 from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8,
                                            v7_pairs)
+from tilemlir.target import Target, TargetError
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -111,7 +120,17 @@ TAIL_PARTIAL_COST = 8.0
 # +4.3% at five 4-wave shapes, -2.2 to +0.7% at 16 and 28 waves (8192^3, 4096 x 28672 x
 # 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
 BALANCED_WAVES = 4
-KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8,
+           "blackwell_v6": hgemm_blackwell.hgemm_v6, "blackwell_v7": hgemm_blackwell.hgemm_v7,
+           "gemm_mma_sync": gemm_mma_sync}
+# What each kernel needs of the target (hgemm_v*: wgmma and TMA on sm_90a; blackwell_v*:
+# tcgen05; gemm_mma_sync: mma.sync and cp.async).
+KERNEL_FEATURES = {"hgemm_v6": "wgmma", "hgemm_v7": "wgmma", "hgemm_v8": "wgmma",
+                   "blackwell_v6": "tcgen05", "blackwell_v7": "tcgen05",
+                   "gemm_mma_sync": "mma_sync_f16"}
+HOPPER_KERNELS = ("hgemm_v6", "hgemm_v7", "hgemm_v8")
+# The extents every kernel can address: TMA coordinates and loop counters are 32-bit.
+MAX_EXTENT = 2 ** 31 - 1
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
@@ -121,7 +140,14 @@ def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "h
     factory = KERNELS.get(KERNEL)
     if factory is None:
         raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {KERNEL!r}")
-    return factory(M, N, K, dtype, **config)
+    try:
+        return factory(M, N, K, dtype, **config)
+    except TypeError as err:        # a parameter the factory does not take
+        raise ShapeError(f"hgemm: config {config} does not fit {KERNEL}: {err}") from None
+    except ValueError as err:       # the factory's own ShapeError
+        if isinstance(err, ShapeError):
+            raise
+        raise ShapeError(f"hgemm: {err}") from None
 
 
 def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
@@ -196,6 +222,10 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     hgemm_v7 likewise for the 128 x 256 tiles, and with TAIL_SPLIT 2, 3 and 4 where its
     pairs leave a partial last wave; hgemm_v8 with SPLIT_K 2 and 4 where its
     slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave)."""
+    check_extents("candidate_configs", M, N, K)
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 2:
+        raise ShapeError(f"candidate_configs: sms must be an integer of at least 2 (SMs that "
+                         f"run the kernels), got {sms!r}")
     k_tiles = math.ceil(K / BK)
     configs = []
     for BM, BN in TILES:
@@ -224,17 +254,91 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
                                           c["GROUP_M"] != GROUP_M))
 
 
-def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
-    """The heuristic's configuration for this shape (see the module docstring)."""
+def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS,
+                  target=None) -> dict:
+    """The configuration for this shape on `target` (default: sm_90a's heuristic, see the
+    module docstring; a chip name or Target routes to the kernel family the chip has)."""
     _check_shape(M, N, K, dtype)
-    return candidate_configs(M, N, K, sms)[0]
+    family = _family(_target(target))
+    if family == "hopper":
+        return candidate_configs(M, N, K, sms)[0]
+    if family == "blackwell":
+        return _blackwell_config(M, N)
+    return _mma_sync_config(M, N, K, _target(target))
+
+
+def _target(target) -> Target:
+    """`target` as a Target (None: the GPU's chip, else sm_90a)."""
+    from tilemlir.runtime.compiler import resolve_target
+    return resolve_target(target)
+
+
+def _family(target: Target) -> str:
+    """Which kernels `target` has: "hopper" (sm_90a: wgmma, TMA), "blackwell" (sm_100a:
+    tcgen05) or "mma_sync" (sm_80 and newer), else a TargetError naming the targets that
+    have one."""
+    if target.supports("wgmma"):
+        return "hopper"
+    if target.supports("tcgen05"):
+        return "blackwell"
+    if target.supports("mma_sync_f16") and target.supports("cp_async"):
+        return "mma_sync"
+    raise TargetError(f"hgemm has no kernel for {target.chip}: it runs on sm_80 and newer "
+                      f"(mma.sync on sm_80, sm_86, sm_89, sm_90, sm_120; wgmma on sm_90a; "
+                      f"tcgen05 on sm_100a)")
+
+
+def _divisor(extent: int, choices, what: str, target: Target) -> int:
+    for tile in choices:
+        if extent % tile == 0:
+            return tile
+    raise ShapeError(f"hgemm on {target.chip}: {what}={extent} must be a multiple of "
+                     f"{choices[-1]} (its kernel's smallest tile)")
+
+
+def _blackwell_config(M: int, N: int) -> dict:
+    """The persistent Blackwell kernel with the widest tile N divides (M in 128-row tiles)."""
+    target = Target.parse("sm_100a")
+    _divisor(M, (128,), "M", target)
+    BN = _divisor(N, (256, 128, 64, 32, 16), "N", target)
+    return dict(KERNEL="blackwell_v6", BN=BN, STAGES=4, EPI_N=min(64, BN))
+
+
+def _mma_sync_config(M: int, N: int, K: int, target: Target) -> dict:
+    """gemm_mma_sync with the largest tile M and N divide and as many stages (4 at most) as
+    the chip's shared memory holds; the epilogue stages through stmatrix from sm_90 on."""
+    BM = _divisor(M, (128, 64), "M", target)
+    BN = _divisor(N, (256, 128, 64), "N", target)
+    _divisor(K, (64,), "K", target)
+    stages = next((s for s in (4, 3, 2) if s * (BM + BN) * 64 * 2 <= target.shared_memory_bytes),
+                  None)
+    while stages is None:                   # a small shared memory: narrower tiles
+        BN //= 2
+        stages = next((s for s in (4, 3, 2)
+                       if s * (BM + BN) * 64 * 2 <= target.shared_memory_bytes), None)
+    return dict(KERNEL="gemm_mma_sync", BM=BM, BN=BN, STAGES=stages,
+                WM=64 if BM >= 64 else BM, WN=64, EPILOGUE=int(target.supports("stmatrix")))
+
+
+def check_extents(kernel: str, M, N, K) -> None:
+    """ShapeError naming the extent unless M, N and K are positive integers the GEMM kernels
+    can address, K at least one k-tile."""
+    for name, value in (("M", M), ("N", N), ("K", K)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
+        if value > MAX_EXTENT:
+            raise ShapeError(f"{kernel}: {name}={value} exceeds {MAX_EXTENT}, the largest "
+                             f"extent the kernels address (32-bit TMA coordinates and "
+                             f"counters)")
+    if K < BK:
+        raise ShapeError(f"{kernel}: K={K} is smaller than {BK}, the k-tile every shipped GEMM "
+                         f"kernel loads; K < {BK} is not supported yet (pad A and B with zero "
+                         f"columns to K = {BK})")
 
 
 def _check_shape(M, N, K, dtype) -> None:
-    for name, value in (("M", M), ("N", N), ("K", K)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ShapeError(f"hgemm: {name} must be a positive integer, got {value!r}")
-    # hgemm_v6 checks the rest (N and K multiples of 8) when it builds the kernel.
+    check_extents("hgemm", M, N, K)
+    # The kernels check the rest (N and K multiples of 8) when they build.
     if dtype not in ("float16", "bfloat16"):
         raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
     small = min(BM for BM, _ in TILES), min(BN for _, BN in TILES)
@@ -272,7 +376,9 @@ class Gemm:
         _check_shape(M, N, K, dtype)
         self.shape = (M, N, K)
         self.dtype = dtype
-        self.config = dict(config) if config is not None else choose_config(M, N, K, dtype)
+        resolved = _target(target)
+        self.config = _check_config(config, resolved) if config is not None else \
+            choose_config(M, N, K, dtype, target=resolved)
         self.target = target
         self._kernel = None
         self._workspaces: dict = {}
@@ -318,11 +424,30 @@ _GEMMS: dict = {}
 _GEMMS_LOCK = threading.Lock()
 
 
+def _check_config(config, target: Target) -> dict:
+    """A configuration given by the caller: a dict whose KERNEL runs on `target`."""
+    if not isinstance(config, dict):
+        raise ShapeError(f"hgemm: config must be a dict of gemm_kernel's keyword arguments "
+                         f"(KERNEL=..., BM=..., ...), got {type(config).__name__}")
+    kernel = config.get("KERNEL", "hgemm_v6")
+    feature = KERNEL_FEATURES.get(kernel)
+    if feature is None:
+        raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    if not target.supports(feature):
+        raise TargetError(f"hgemm: config's KERNEL {kernel} does not run on {target.chip} "
+                          f"({target.require(feature)})")
+    return dict(config)
+
+
 def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
           target: str | None = None) -> Gemm:
-    """The GEMM callable for this shape and dtype (the heuristic's configuration unless
-    `config` names one), cached per (shape, dtype, configuration, target)."""
-    chosen = dict(config) if config is not None else choose_config(M, N, K, dtype)
+    """The GEMM callable for this shape and dtype (the heuristic's configuration for the
+    target's kernel family unless `config` names one), cached per (shape, dtype,
+    configuration, target)."""
+    _check_shape(M, N, K, dtype)
+    resolved = _target(target)
+    chosen = _check_config(config, resolved) if config is not None else \
+        choose_config(M, N, K, dtype, target=resolved)
     key = (M, N, K, dtype, tuple(sorted(chosen.items())), target)
     with _GEMMS_LOCK:
         gemm = _GEMMS.get(key)
@@ -342,6 +467,9 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     import tilemlir
     from tilemlir.runtime.tuning import do_bench
     _check_shape(M, N, K, dtype)
+    if _family(_target(target)) != "hopper":
+        raise TargetError(f"tuned_hgemm tunes the sm_90a kernels; on "
+                          f"{_target(target).chip} use hgemm (one configuration per shape)")
     torch_dtype = getattr(torch, _TORCH_DTYPES[dtype])
     if inputs is None:
         inputs = (torch.randn(M, K, device="cuda", dtype=torch_dtype),

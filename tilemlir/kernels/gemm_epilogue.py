@@ -66,6 +66,13 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     exp inside the activation. The rest as hgemm_v7; EPI_SUB: the columns the epilogue math
     works on at a time (a multiple of 8 dividing EPI_N)."""
     kernel = "hgemm_fused"
+    from tilemlir.kernels.gemm import check_extents
+    check_extents(kernel, M, N, K)
+    for name, value in (("BM", BM), ("BN", BN), ("BK", BK), ("STAGES", STAGES),
+                        ("GROUP_M", GROUP_M), ("SMS", SMS), ("EPI_N", EPI_N),
+                        ("EPI_SUB", EPI_SUB), ("PRODUCER_REGS", PRODUCER_REGS)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
     if activation not in ACTIVATIONS:
         raise ShapeError(f"{kernel}: activation must be one of {ACTIVATIONS}, got "
                          f"{activation!r}")
