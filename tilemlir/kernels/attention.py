@@ -372,6 +372,16 @@ def attention(q, k, v, causal=False, scale=None, out=None, config=None):
     Returns `out` (a new tensor unless given), written on the current stream. `config`: keyword
     arguments of flash_attention (STAGES, PIPELINE, ...) other than the defaults."""
     from tilemlir.runtime.args import ArgumentError
+    if not isinstance(causal, bool):
+        raise ArgumentError(f"attention: causal must be True or False, got {causal!r}")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                              or not math.isfinite(scale)):
+        raise ArgumentError(f"attention: scale must be None or a finite number (it is "
+                            f"compiled into the kernel), got {scale!r}")
+    if config is not None and not (isinstance(config, dict)
+                                   and all(isinstance(key, str) for key in config)):
+        raise ArgumentError(f"attention: config must be None or a dict of flash_attention's "
+                            f"keyword arguments, got {config!r}")
     for name, t in (("q", q), ("k", k), ("v", v)) + ((("out", out),) if out is not None else ()):
         if not hasattr(t, "is_cuda") or not t.is_cuda:
             raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
