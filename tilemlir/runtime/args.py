@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import math
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -45,6 +46,32 @@ class _DLTensor(ctypes.Structure):
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
 _capsule_pointer.restype = ctypes.c_void_p
 _capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_valid = ctypes.pythonapi.PyCapsule_IsValid
+_capsule_valid.restype = ctypes.c_int
+_capsule_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.write.restype = ctypes.c_ssize_t
+_libc.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+
+MAX_DLPACK_DIMS = 32
+_READ_LIMIT = 4096          # within a pipe's buffer: the write below never blocks
+
+
+def _read_memory(address: int | None, size: int) -> bytes | None:
+    """`size` bytes at `address` of this process, or None when they are not all readable. A
+    DLPack capsule holds raw pointers that a faulty or hostile exporter can set to anything:
+    they are read by write(2) into a pipe, which fails with EFAULT on a bad address where
+    reading it directly would kill the process."""
+    if not address or not 0 < size <= _READ_LIMIT:
+        return None
+    r, w = os.pipe()
+    try:
+        if _libc.write(w, address, size) != size:
+            return None
+        return os.read(r, size)
+    finally:
+        os.close(r)
+        os.close(w)
 
 
 @dataclass
@@ -59,18 +86,35 @@ class DeviceTensor:
 
 
 def peek_dlpack(obj) -> DeviceTensor:
-    """Reads a DLPack tensor's description without taking ownership of it."""
+    """Reads a DLPack tensor's description without taking ownership of it; ArgumentError
+    (without the parameter's name: the caller adds it) for anything that is not a readable
+    DLPack tensor."""
     try:
-        capsule = obj.__dlpack__()
-    except TypeError:          # older exporters want a stream argument
-        capsule = obj.__dlpack__(stream=None)
-    tensor = _DLTensor.from_address(_capsule_pointer(capsule, b"dltensor"))
-    shape = tuple(tensor.shape[i] for i in range(tensor.ndim))
+        try:
+            capsule = obj.__dlpack__()
+        except TypeError:          # older exporters want a stream argument
+            capsule = obj.__dlpack__(stream=None)
+    except Exception as err:       # the exporter's own failure, whatever its type
+        raise ArgumentError(f"its __dlpack__() raised {type(err).__name__}: {err}") from None
+    if not _capsule_valid(capsule, b"dltensor"):
+        raise ArgumentError(f"its __dlpack__() returned {type(capsule).__name__}, not an "
+                            f"unused DLPack capsule (\"dltensor\")")
+    address = _capsule_pointer(capsule, b"dltensor")
+    raw = _read_memory(address, ctypes.sizeof(_DLTensor))
+    if raw is None:
+        raise ArgumentError("its DLPack capsule points at unreadable memory")
+    tensor = _DLTensor.from_buffer_copy(raw)
+    if not 0 <= tensor.ndim <= MAX_DLPACK_DIMS:
+        raise ArgumentError(f"its DLPack tensor has {tensor.ndim} dimensions")
+    shape = _read_int64s(tensor.shape, tensor.ndim, "shape")
+    strides = _read_int64s(tensor.strides, tensor.ndim, "strides") if tensor.strides else None
+    if any(d < 0 for d in shape):
+        raise ArgumentError(f"its DLPack tensor has a negative extent: {list(shape)}")
     contiguous = True
-    if tensor.strides:
+    if strides:
         expected = 1
         for i in reversed(range(tensor.ndim)):
-            if shape[i] != 1 and tensor.strides[i] != expected:
+            if shape[i] != 1 and strides[i] != expected:
                 contiguous = False
             expected *= shape[i]
     dtype = DLPACK_DTYPES.get((tensor.dtype.code, tensor.dtype.bits)) \
@@ -79,6 +123,17 @@ def peek_dlpack(obj) -> DeviceTensor:
         raise ArgumentError("not a CUDA tensor")
     return DeviceTensor(obj, (tensor.data or 0) + tensor.byte_offset, dtype, shape, contiguous,
                         tensor.device.device_id)
+
+
+def _read_int64s(pointer, count: int, what: str) -> tuple[int, ...]:
+    if count == 0:
+        return ()
+    address = ctypes.cast(pointer, ctypes.c_void_p).value
+    raw = _read_memory(address, 8 * count)
+    if raw is None:
+        raise ArgumentError(f"its DLPack tensor's {what} points at unreadable memory")
+    return tuple(int.from_bytes(raw[8 * i:8 * i + 8], "little", signed=True)
+                 for i in range(count))
 
 
 # The scalar parameter types' ranges: a value outside would be truncated silently by ctypes.
@@ -139,8 +194,9 @@ def check_host_array(p: Param, value) -> np.ndarray:
 def check_device_tensor(p: Param, value) -> DeviceTensor:
     try:
         t = _peek_torch(value) if _is_torch_tensor(value) else peek_dlpack(value)
-    except ArgumentError:
-        raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor") from None
+    except ArgumentError as err:
+        detail = "" if str(err) == "not a CUDA tensor" else f": {err}"
+        raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor{detail}") from None
     _check_shape(p, t.shape, t.dtype, t.contiguous)
     if not t.address and math.prod(t.shape):
         raise ArgumentError(f"argument '{p.name}' has a NULL data pointer")
