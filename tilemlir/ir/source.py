@@ -14,7 +14,9 @@ This module loads MLIR only when `parse_source` is called (tilemlir-opt's launch
 
 from __future__ import annotations
 
+import functools
 import re
+from pathlib import Path
 
 # Deeper than any real IR, well below the depth (a few thousand) that overflows the parser.
 MAX_NESTING = 256
@@ -34,6 +36,20 @@ _DENSE_ARRAY = re.compile(r"(?<![\w.!])array<\s*([^\s:>,]*)")
 # Lexer errors that trip an assertion of the Python bindings when they follow a dialect type:
 # a string literal not closed on its line, and '@' not starting a symbol name (@name, @"name").
 _LEXICAL = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?P<open>")|(?P<at>@(?![A-Za-z_"]))')
+
+
+# References to the tile dialect's types and attributes (outside strings and comments): MLIR's
+# parser says only "expected dynamic type" for a name the dialect lacks.
+_TILE_NAMES = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?<![\w.$-])(?P<kind>[!#])tile\.'
+                         r'(?P<name>[\w.$-]*)')
+
+
+@functools.lru_cache(maxsize=1)
+def _tile_vocabulary() -> dict[str, tuple[str, ...]]:
+    """{"!": the dialect's type names, "#": its attribute names}, from its IRDL file."""
+    text = (Path(__file__).resolve().parent.parent / "dialects" / "tile.irdl.mlir").read_text()
+    return {"!": tuple(re.findall(r"irdl\.type @(\w+)", text)),
+            "#": tuple(re.findall(r"irdl\.attribute @(\w+)", text))}
 
 
 class SourceError(ValueError):
@@ -82,6 +98,15 @@ def check_source(text: str, name: str, first_line: int = 1) -> None:
         raise SourceError(f"{name}:{line}: not UTF-8 text (the lone surrogate "
                           f"{text[err.start]!a} at offset {err.start})") from None
     check_nesting(text, name, first_line)
+    for m in _TILE_NAMES.finditer(text):
+        if m.group("kind") and m.group("name") not in _tile_vocabulary()[m.group("kind")]:
+            line = first_line + text.count("\n", 0, m.start())
+            what = "type" if m.group("kind") == "!" else "attribute"
+            known = ", ".join(f"{m.group('kind')}tile.{n}"
+                              for n in _tile_vocabulary()[m.group("kind")])
+            raise SourceError(f"{name}:{line}: '{m.group('kind')}tile.{m.group('name')}' is not "
+                              f"a{'n' if what == 'attribute' else ''} {what} of the tile "
+                              f"dialect (its {what}s: {known})")
     for m in _DENSE_ARRAY.finditer(text):
         if m.group(1) not in DENSE_ARRAY_ELEMENTS:
             line = first_line + text.count("\n", 0, m.start())
