@@ -43,7 +43,7 @@ from tilemlir.testing import do_bench_alternating  # noqa: E402
 DEFAULT_SHAPES = ["8192x8192x8192", "4096x4096x4096", "2048x2048x2048", "4096x4096x512",
                   "16384x1024x4096", "4096x28672x4096", "4096x4096x14336", "4000x4000x4000",
                   "3000x5120x2056", "1000x1000x8192"]
-# name -> (module, factory); the factory takes (M, N, K, dtype) and returns a @T.kernel.
+# name -> (module, factory); the factory takes (M, N, K, dtype) and returns a @T.prim_func.
 KERNELS = {
     "mma_sync": ("tilemlir.kernels.gemm_mma_sync", "gemm_mma_sync"),
     "hgemm_wgmma_v1": ("tilemlir.kernels.hgemm_wgmma", "hgemm_wgmma_v1"),

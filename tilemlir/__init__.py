@@ -4,23 +4,35 @@
     import tilemlir.lang as T
     kernel = tilemlir.compile(my_kernel, target="sm_90a")
     tilemlir.interpret(my_kernel, a, b, d)        # the same kernel on the CPU, in numpy
+    print(tilemlir.explain(my_kernel, target="sm_90a"))  # which variant lowers each tile op
+
+The functions below load on first use, so that `import tilemlir` stays light (no MLIR):
+`compile`, `interpret`, `autotune`, `explain`, `torch_op`. The kernel language is
+`tilemlir.lang`, the shipped kernels `tilemlir.kernels`.
 """
+
+from importlib import import_module as _import_module
 
 __version__ = "0.1.0"
 
+# name -> the module that defines it, imported on first access.
+_LAZY = {
+    "compile": "tilemlir.runtime.compiler",
+    "autotune": "tilemlir.runtime.tuning",
+    "interpret": "tilemlir.reference",
+    "explain": "tilemlir.tools.explain",
+    "torch_op": "tilemlir.runtime.torch_ops",
+}
+
+__all__ = ["__version__", *_LAZY]
+
 
 def __getattr__(name):
-    # Keep `import tilemlir` light: the compiler (and MLIR) load on first use.
-    if name == "compile":
-        from tilemlir.runtime.compiler import compile
-        return compile
-    if name == "autotune":
-        from tilemlir.runtime.tuning import autotune
-        return autotune
-    if name == "interpret":
-        from tilemlir.reference import interpret
-        return interpret
-    if name == "torch_op":
-        from tilemlir.runtime.torch_ops import torch_op
-        return torch_op
-    raise AttributeError(f"module 'tilemlir' has no attribute '{name}'")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'tilemlir' has no attribute '{name}'")
+    return getattr(_import_module(module), name)
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_LAZY))

@@ -3,7 +3,7 @@
     import tilemlir.lang as T
     Tx = T.tile
 
-    @T.kernel
+    @T.prim_func
     def kernel(A: T.Buffer((M, K), "float16"), ...):
         bx, by = T.cta_id([M // 128, N // 128])
         warp_id = T.warp_id_in_wg([4])
@@ -21,6 +21,7 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
                                      decl_buffer, float16, float32, int32, int64, lane_id,
                                      meta_var, serial, thread_id, uint32, uint64, unroll, warp_id,
                                      warp_id_in_wg, warpgroup_id)
+from tilemlir.dsl.interpreter import Macro, macro
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.primitives import cuda, ptx, tile
 from tilemlir.dsl.values import KernelError
@@ -32,18 +33,26 @@ from tilemlir.runtime.compiler import compile_kernel
 
 
 class CallableKernel(KernelFunction):
-    """A `@T.kernel` function: calling it compiles (cached) and runs it."""
+    """A `@T.prim_func` function: calling it compiles (cached) and runs it."""
 
     def __call__(self, *args, target: str | None = None):
         """Compiles for `target` (default: the GPU's chip) and runs on `args`."""
         return compile_kernel(self, target=target)(*args)
 
 
-def kernel(fn) -> CallableKernel:
+def prim_func(fn) -> CallableKernel:
+    """Makes a kernel of a Python function (TIRx's name): its parameters are the kernel's
+    (`T.Buffer` global tensors, `T.int32`-style scalars), its body the code every thread runs.
+
+        @T.prim_func
+        def scale(X: T.Buffer((128,), "float32"), Y: T.Buffer((128,), "float32")):
+            T.cta_id([1])
+            tid = T.thread_id([128])
+            Y[tid] = X[tid] * 2.0
+
+    The function is traced when it is compiled (`tilemlir.compile`) or interpreted
+    (`tilemlir.interpret`); calling it directly compiles for the GPU present and runs it."""
     return CallableKernel(fn)
-
-
-prim_func = kernel
 
 
 class SwizzleMode:
@@ -67,7 +76,7 @@ __all__ = [
     "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
     "int64",
-    "kernel", "lane_id", "laneid", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
+    "lane_id", "laneid", "Macro", "macro", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
     "wgmma_a_layout", "wgmma_accumulator_layout", "wid_in_wg",

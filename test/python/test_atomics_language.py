@@ -19,7 +19,7 @@ def _line_of(fn, marker: str) -> int:
 
 
 def test_atom_add_and_bar_or_build_their_ops():
-    @T.kernel
+    @T.prim_func
     def k(C: T.Buffer((8,), "int32"), out: T.Buffer((256,), "int32")):
         tid = T.thread_id([256])
         wg = tid // 128
@@ -43,7 +43,7 @@ def test_atom_add_and_bar_or_build_their_ops():
     ("threads", "bar_or threads must be an integer, got 128.0"),
 ])
 def test_atomic_and_barrier_misuse_names_the_line(call, message):
-    @T.kernel
+    @T.prim_func
     def k(C: T.Buffer((8,), "int32")):
         tid = T.thread_id([128])
         if call == "sem":
@@ -60,7 +60,7 @@ def test_atomic_and_barrier_misuse_names_the_line(call, message):
 
 def test_a_parameter_annotated_none_is_no_kernel_parameter():
     def factory(with_w: bool):
-        @T.kernel
+        @T.prim_func
         def k(A: T.Buffer((4,), "int32"), W: T.Buffer((4,), "float32") if with_w else None,
               B: T.Buffer((4,), "int32")):
             T.thread_id([32])
@@ -81,7 +81,7 @@ def test_bar_or_is_uniform_over_the_threads_of_its_barrier():
     """The value analysis: a barrier whose id is the warpgroup index and whose count is 128
     gives the same answer to each warpgroup (so a warpgroup-wide copy may sit under it); a
     barrier id shared by threads of several groups only to a warp."""
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((384,), "int32")):
         tid = T.thread_id([384])
         wg = tid // 128

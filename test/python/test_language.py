@@ -18,7 +18,7 @@ def _line_of(fn, marker: str) -> int:
 
 
 def test_serial_loop_carries_reassigned_scalars():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((4,), "int32")):
         T.thread_id([32])
         acc: T.int32 = 0
@@ -33,7 +33,7 @@ def test_serial_loop_carries_reassigned_scalars():
 
 
 def test_device_if_merges_scalars_assigned_in_a_branch():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((1,), "int32")):
         tid = T.thread_id([32])
         x: T.int32 = 1
@@ -45,7 +45,7 @@ def test_device_if_merges_scalars_assigned_in_a_branch():
 
 
 def test_python_conditions_and_unrolled_loops_fold_while_building():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((8,), "float32")):
         T.thread_id([1])
         for s in T.unroll(8):
@@ -56,7 +56,7 @@ def test_python_conditions_and_unrolled_loops_fold_while_building():
 
 
 def test_slices_with_dynamic_starts_keep_static_extents():
-    @T.kernel
+    @T.prim_func
     def k(A: T.Buffer((256, 256), "float16"), D: T.Buffer((256, 256), "float16")):
         bx = T.cta_id([2])
         T.thread_id([128])
@@ -74,7 +74,7 @@ def _error(kernel) -> str:
 
 
 def test_an_undefined_name_is_reported_at_its_line():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((1,), "int32")):
         T.thread_id([32])
         out[0] = undefined_thing + 1  # marker-undefined
@@ -84,7 +84,7 @@ def test_an_undefined_name_is_reported_at_its_line():
 
 
 def test_a_device_value_used_as_a_python_bool_is_explained():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((1,), "int32")):
         tid = T.thread_id([32])
         flag = tid == 0
@@ -94,7 +94,7 @@ def test_a_device_value_used_as_a_python_bool_is_explained():
 
 
 def test_while_loops_and_bad_dtypes_are_rejected_with_their_line():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((1,), "int32")):
         T.thread_id([32])
         regs = T.alloc_local((4,), "float24")  # marker-dtype
@@ -103,7 +103,7 @@ def test_while_loops_and_bad_dtypes_are_rejected_with_their_line():
 
 
 def test_a_slice_out_of_bounds_names_the_dimension():
-    @T.kernel
+    @T.prim_func
     def k(A: T.Buffer((64, 64), "float16"), D: T.Buffer((64, 64), "float16")):
         T.thread_id([128])
         Tx.cta.copy(D[:, :], A[0:64, 32:96])  # marker-oob
@@ -114,14 +114,14 @@ def test_a_slice_out_of_bounds_names_the_dimension():
 def test_layout_misuse_is_a_clear_error():
     frag = TileLayout(S[(2, 8, 4, 2):(2, 4 @ laneid, 1 @ laneid, 1)])
 
-    @T.kernel
+    @T.prim_func
     def wrong_size(out: T.Buffer((1,), "int32")):
         T.lane_id([32])
         d = T.alloc_local((16, 16), "float32", layout=frag)  # marker-size
     message = _error(wrong_size)
     assert f":{_line_of(wrong_size, 'marker-size')}:" in message and "128 elements" in message
 
-    @T.kernel
+    @T.prim_func
     def distributed_element(out: T.Buffer((1,), "float32")):
         T.lane_id([32])
         d = T.alloc_local((16, 8), "float32", layout=frag)
@@ -129,7 +129,7 @@ def test_layout_misuse_is_a_clear_error():
     message = _error(distributed_element)
     assert "spread over threads" in message and ".local(n)" in message
 
-    @T.kernel
+    @T.prim_func
     def dynamic_thread_slice(out: T.Buffer((1,), "float32")):
         lane = T.lane_id([32])
         d = T.alloc_local((16, 8), "float32", layout=frag)
@@ -139,14 +139,14 @@ def test_layout_misuse_is_a_clear_error():
 
 
 def test_undeclared_threads_are_reported():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((1,), "int32")):
         out[0] = 1
     assert "declares no threads" in _error(k)
 
 
 def test_ops_carry_the_python_source_location():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((2,), "int32")):
         T.thread_id([32])
         out[1] = 5  # marker-loc
@@ -155,7 +155,7 @@ def test_ops_carry_the_python_source_location():
 
 
 def test_functions_defined_in_a_kernel_are_inlined_where_called():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((4,), "int32")):
         tid = T.thread_id([32])
 
@@ -170,7 +170,7 @@ def test_functions_defined_in_a_kernel_are_inlined_where_called():
 
 
 def test_a_return_outside_a_function_is_rejected():
-    @T.kernel
+    @T.prim_func
     def k(out: T.Buffer((1,), "int32")):
         T.thread_id([32])
         return  # marker-return

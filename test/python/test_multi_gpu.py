@@ -14,9 +14,9 @@ if torch.cuda.is_available() and torch.cuda.device_count() < 2:
     pytestmark = [pytest.mark.gpu, pytest.mark.skip(reason="needs two GPUs")]
 
 import tilemlir  # noqa: E402
-import tilemlir.lang as T  # noqa: E402
 from tilemlir.runtime.args import ArgumentError  # noqa: E402
 
+from cluster_kernels import cluster_ranks  # noqa: E402
 from gpu_check import assert_matches, assert_written  # noqa: E402  (needs torch)
 
 
@@ -96,18 +96,7 @@ def test_cluster_kernel_on_the_driver_path():
     """A cluster launch (cuLaunchKernelEx) on whichever GPU the runtime does not serve."""
     from tilemlir.runtime import launch
 
-    @T.prim_func
-    def ranks(D: T.Buffer((8,), "int32")):
-        bx = T.cta_id([8])
-        T.cluster_shape([2])
-        warp = T.warp_id_in_wg([4])
-        lane = T.lane_id([32])
-        T.cuda.cluster_sync()
-        if warp == 0:
-            if lane == 0:
-                D[bx] = T.cuda.cluster_ctarank()
-
-    kernel = tilemlir.compile(ranks, target="sm_90a")
+    kernel = tilemlir.compile(cluster_ranks, target="sm_90a")
     _demo("cuda:0")                                    # the runtime has its device by now
     other = 1 - launch.bound_device()
     for device in (other, launch.bound_device()):

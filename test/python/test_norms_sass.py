@@ -51,6 +51,6 @@ def test_softmax_16384_keeps_three_rows_per_sm(dtype):
     _, usage = _compiled(dtype)
     warps, _ = row_tiling(N, softmax_per_thread(N))
     assert warps == 8
-    allocated = -(-usage["registers"] // 8) * 8            # per warp, in steps of 8 a thread
+    allocated = -(-usage.registers // 8) * 8            # per warp, in steps of 8 a thread
     assert 3 * warps * 32 * allocated <= REGISTER_FILE, usage
-    assert usage["spill_stores"] == usage["spill_loads"] == 0, usage
+    assert usage.spill_stores == usage.spill_loads == 0, usage

@@ -38,3 +38,26 @@ def test_opt_version_names_tilemlir_and_the_mlir_packages(capsys):
     lines = capsys.readouterr().out.splitlines()
     assert lines[0] == f"tilemlir {tilemlir.__version__}"
     assert lines[1:] == [f"  {name} {metadata.version(name)}" for name in MLIR_PACKAGES]
+
+
+def test_the_license_is_apache_2_and_travels_with_the_package():
+    meta = metadata.metadata("tilemlir")
+    assert meta["License-Expression"] == "Apache-2.0"
+    assert meta.get_all("License-File") == ["LICENSE"]
+    license_text = (PACKAGE.parent / "LICENSE").read_text()
+    assert "Apache License" in license_text and "Version 2.0, January 2004" in license_text
+    assert not any(c.startswith("License ::") for c in meta.get_all("Classifier"))
+
+
+def test_the_extras():
+    meta = metadata.metadata("tilemlir")
+    assert set(meta.get_all("Provides-Extra")) >= {"tools", "test", "torch", "cupy", "dev"}
+    requires = meta.get_all("Requires-Dist")
+
+    def extra(name):
+        return {r.split(";")[0].replace(" ", "") for r in requires
+                if f'extra == "{name}"' in r}
+    assert {r.split(">")[0] for r in extra("tools")} == {"nvidia-cuda-nvcc",
+                                                         "nvidia-cuda-nvdisasm"}
+    assert "tilemlir[tools]" in extra("test") and "tilemlir[test]" in extra("dev")
+    assert any(r.startswith("cupy-cuda") for r in extra("cupy"))

@@ -20,7 +20,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 
-from tilemlir.dispatch import memo
+from tilemlir.dispatch import explain, memo
 from tilemlir.dispatch.context import DISPATCHED_OPS, DispatchContext
 from tilemlir.dispatch.registry import Reject, Variant, variants_for
 from tilemlir.env import flag as env_flag
@@ -60,8 +60,9 @@ def _check_storage(ctx: DispatchContext) -> None:
                                   f"tile.alloc_local or tile.tmem") from None
 
 
-def choose_variant(ctx: DispatchContext):
-    """(variant, emitter) for the op, or raises DispatchFailure with the full explanation."""
+def choose_variant(ctx: DispatchContext, tried: list | None = None):
+    """(variant, emitter) for the op, or raises DispatchFailure with the full explanation.
+    The (variant, reasons) of the variants tried before go to `tried` (a list) if given."""
     candidates = variants_for(ctx.primitive)
     hint = ctx.attr("dispatch")
     if hint is not None:
@@ -73,7 +74,7 @@ def choose_variant(ctx: DispatchContext):
         candidates = [v for v in candidates if v.name == hint]
     if not candidates:
         raise DispatchFailure(f"no variant is registered for '{ctx.op.name}'")
-    tried = []
+    tried = [] if tried is None else tried
     for variant in candidates:
         try:
             reasons = _rejections(variant, ctx)
@@ -96,10 +97,13 @@ class _Dispatcher:
     """Dispatches the ops of one run; ops of one signature (memo.Signature) share the decision
     and, where it can be replayed, the replacement IR (memo.Template)."""
 
-    def __init__(self, target: Target, failures: list, replay: bool = True):
+    def __init__(self, target: Target, failures: list, replay: bool = True,
+                 decisions: list | None = None):
         self.target = target
         self.replay = replay
         self.failures = failures
+        self.decisions = decisions        # explain.Decision per op, when recording
+        self.explained: dict = {}         # signature key -> its Decision, when recording
         self.describer = memo.Describer()
         # signature key -> its Template, or _ON_ITS_OWN (not replayable)
         self.decided: dict = {}
@@ -112,6 +116,7 @@ class _Dispatcher:
         self.describer.forget()
         self.decided.clear()
         self.failed.clear()
+        self.explained.clear()
 
     def close(self) -> None:
         for template in self.templates:
@@ -128,9 +133,11 @@ class _Dispatcher:
             sig = None
         if sig is not None and self.failed and (sig.key, sig.places) in self.failed:
             self.failures.append((operation.location, self.failed[sig.key, sig.places]))
+            self._explain_replay(sig, operation)
             return True
         known = self.decided.get(sig.key) if sig is not None else None
         if isinstance(known, memo.Template):
+            self._explain_replay(sig, operation)
             known.instantiate(operation, sig.leaves)
             rewriter.erase_op(operation)
             return None
@@ -140,9 +147,11 @@ class _Dispatcher:
         """Dispatches the op on its own; with its signature `sig`, keeps its replacement as the
         signature's template (or records that it cannot be replayed)."""
         ctx = DispatchContext(operation, self.target)
+        tried: list = []
         try:
-            variant, emit = choose_variant(ctx)
+            variant, emit = choose_variant(ctx, tried)
         except DispatchFailure as failure:
+            self._explain(sig, ctx, None, tried, None)
             self.failures.append((operation.location, str(failure)))
             if sig is not None:
                 # the diagnostic names enclosing branches: shared by ops in the same places
@@ -163,6 +172,7 @@ class _Dispatcher:
                                         operation.location)
         with ir.InsertionPoint(block), operation.location:
             results = emit()
+        self._explain(sig, ctx, variant, tried, block)
         if replayable:
             template = memo.make_template(holder, sig.leaves, operation, before)
             if template is not None:
@@ -177,6 +187,18 @@ class _Dispatcher:
         else:
             rewriter.erase_op(operation)
         return None
+
+
+    def _explain(self, sig, ctx, variant, tried, block) -> None:
+        if self.decisions is not None:
+            decision = explain.decide(ctx, variant, tried, block)
+            self.decisions.append(decision)
+            if sig is not None:
+                self.explained[sig.key] = decision
+
+    def _explain_replay(self, sig, operation) -> None:
+        if self.decisions is not None and sig.key in self.explained:
+            self.decisions.append(explain.replayed(self.explained[sig.key], operation))
 
 
 def verify_buffers(module: ir.Operation) -> list[tuple[ir.Location, str]]:
@@ -216,7 +238,7 @@ def run_dispatch(module: ir.Operation, target: Target,
     if failures:
         return failures
     with module.context:
-        dispatcher = _Dispatcher(target, failures, replay)
+        dispatcher = _Dispatcher(target, failures, replay, explain.active())
         patterns = RewritePatternSet()
         for name in DISPATCHED_OPS:
             patterns.add(name, dispatcher)

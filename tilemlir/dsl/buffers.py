@@ -54,7 +54,14 @@ def _dim_iterators(layout: TileLayout, shape: tuple[int, ...]) -> tuple[tuple[It
 
 
 class TileBuffer:
-    """A `!tile.buf` value in the kernel being built."""
+    """A tile of the kernel being built: a shape, an element type, a memory and a layout.
+
+    Parameters (`T.Buffer`), `pool.alloc`, `T.alloc_local` and `T.decl_buffer` make them;
+    indexing makes windows and element accesses:
+
+        A[m:m + 128, k:k + 64]          a window (tile.slice; starts may be device values)
+        D[row, n:n + 128]               an integer index drops that dimension
+        x[i], regs[s] = v               element loads and stores (layouts without thread axes)"""
 
     def __init__(self, value: ir.Value, type_: BufferType | None = None):
         """`type_`: the BufferType `value`'s type was built from, when the caller has it."""
@@ -64,18 +71,22 @@ class TileBuffer:
     # ------------------------------------------------------------------ description
     @property
     def shape(self) -> tuple[int, ...]:
+        """The tile's shape, a tuple of Python ints."""
         return self.type.shape
 
     @property
     def dtype(self) -> ir.Type:
+        """The element type, an MLIR type (f16, bf16, f32, i32, ...)."""
         return self.type.elem
 
     @property
     def scope(self) -> str:
+        """Where the tile lives: "global", "shared", "local" (registers) or "tmem"."""
         return self.type.scope
 
     @property
     def layout(self) -> TileLayout:
+        """The tile's TileLayout: where each element lives (see tilemlir.layout)."""
         return self.type.layout
 
     def __repr__(self) -> str:

@@ -36,6 +36,7 @@ class KernelBuilder:
         self.context = shared_context()
         self.location = ir.Location.file(filename, 1, 1, context=self.context)
         self.line = 1                         # the Python line being interpreted
+        self.file = filename                  # ... and its file (a macro's own)
         with self.context, self.location:
             self.module = ir.Module.create()
             self.module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
@@ -154,31 +155,33 @@ class KernelBuilder:
                 self._tid = emit.thread_id_x()
         return self._tid
 
-    def at(self, line: int, col: int) -> "_AtLine":
-        """A context in which ops get the location of `line` (1-based) and `col` (0-based)."""
-        return _AtLine(self, line, col)
+    def at(self, line: int, col: int, filename: str | None = None) -> "_AtLine":
+        """A context in which ops get the location of `line` (1-based) and `col` (0-based) of
+        `filename` (default: the kernel's file; a macro's statements name their own)."""
+        return _AtLine(self, line, col, filename or self.filename)
 
 
 class _AtLine:
     """KernelBuilder.at's context: a class, since the interpreter enters one per statement and
     a generator-based context manager costs 1.5 us more each time."""
 
-    __slots__ = ("builder", "location", "line", "saved")
+    __slots__ = ("builder", "location", "line", "file", "saved")
 
-    def __init__(self, builder: KernelBuilder, line: int, col: int):
+    def __init__(self, builder: KernelBuilder, line: int, col: int, filename: str):
         self.builder = builder
-        self.location = ir.Location.file(builder.filename, line, col + 1, context=builder.context)
+        self.location = ir.Location.file(filename, line, col + 1, context=builder.context)
         self.line = line
+        self.file = filename
 
     def __enter__(self) -> None:
         b = self.builder
-        self.saved = b.location, b.line
-        b.location, b.line = self.location, self.line
+        self.saved = b.location, b.line, b.file
+        b.location, b.line, b.file = self.location, self.line, self.file
         self.location.__enter__()
 
     def __exit__(self, *exc) -> None:
         self.location.__exit__(*exc)
-        self.builder.location, self.builder.line = self.saved
+        self.builder.location, self.builder.line, self.builder.file = self.saved
 
 
 def product(shape) -> int:

@@ -108,7 +108,7 @@ def device_print(*values, sep: str = " ", end: str = "\n") -> None:
     if not isinstance(sep, str) or not isinstance(end, str):
         raise KernelError("T.print: sep and end must be Python strings")
     builder = current()
-    text = [f"[{os.path.basename(builder.filename)}:{builder.line}] "]
+    text = [f"[{os.path.basename(builder.file)}:{builder.line}] "]
     args = []
 
     def literal(s: str) -> None:

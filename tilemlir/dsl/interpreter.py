@@ -8,6 +8,8 @@ shapes) computed right away and device values (thread ids, loop counters, loads)
     if <device condition>:     scf.if; scalars assigned in a branch are merged
     if <Python condition>:     decided while building
     x: T.int32 = 0             a device scalar of that type
+    ring.wait(s, phase)        a @T.macro (module level) or a def inside the kernel: its body
+                               is interpreted in place, as if written at the call
 
 Every op gets the location of the Python line it comes from, and any error names that line.
 """
@@ -20,6 +22,7 @@ import functools
 import inspect
 import operator
 import textwrap
+from collections import ChainMap
 
 from mlir import ir
 from mlir.dialects import arith, scf
@@ -44,8 +47,16 @@ _COMPARE = {ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt, as
             ast.NotIn: lambda a, b: a not in b}
 
 
-class _Located(KernelError):
-    """A KernelError that already names its source line."""
+def _located(message: str) -> KernelError:
+    """A KernelError whose message already names its source line (so outer statements pass it
+    on as it is)."""
+    err = KernelError(message)
+    err.located = True
+    return err
+
+
+def _is_located(err: BaseException) -> bool:
+    return getattr(err, "located", False)
 
 
 def assigned_names(stmts) -> list[str]:
@@ -87,43 +98,128 @@ class _Return(Exception):
         self.value = value
 
 
-class _Macro:
-    """A function defined inside a kernel: calling it interprets its body in place (inlined),
-    with its parameters bound in a scope of its own."""
+class _Frame:
+    """The function whose statements are being interpreted: the kernel, a macro, or a function
+    defined in one of them. Its scopes are live: while it calls into another frame they show
+    its state at the call."""
 
-    def __init__(self, interpreter: "Interpreter", node: ast.FunctionDef):
+    __slots__ = ("name", "filename", "line_offset", "globals", "scopes")
+
+    def __init__(self, name: str, filename: str, line_offset: int, globals_, scopes: list):
+        self.name = name
+        self.filename = filename
+        self.line_offset = line_offset
+        self.globals = globals_
+        self.scopes = scopes
+
+
+def _function_globals(fn) -> ChainMap:
+    """What a function's body sees besides its locals: its free variables, then its module."""
+    closure = {}
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
+        try:
+            closure[name] = cell.cell_contents
+        except ValueError:          # a free variable not bound yet
+            pass
+    return ChainMap(closure, fn.__globals__)
+
+
+class Macro:
+    """A device macro (`@T.macro`): a function whose body is interpreted where a kernel, or
+    another macro, calls it, as if its statements were written there. Unlike a plain Python
+    helper (which runs as Python while the kernel is built, so it cannot branch on a device
+    value), a macro's `if` on a device value becomes `scf.if` and its `for ... in T.serial(n)`
+    an `scf.for`, exactly as in a kernel body. It sees its own module's globals and free
+    variables, takes named and default arguments, may call other macros, and returns a value
+    with `return` outside device branches and loops. Its ops carry its own file and line (in
+    diagnostics and in the PTX's `.loc`). On a class, `@T.macro` methods receive the instance
+    as `self`, so small objects (a stage ring, a tile scheduler) can hold Python-level facts.
+
+        @T.macro
+        def release(empty, s, warp, lane):
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.mbarrier.arrive(empty.ptr_to([s]))
+    """
+
+    def __init__(self, fn):
+        if isinstance(fn, Macro):
+            fn = fn.fn
+        if not inspect.isfunction(fn) or inspect.iscoroutinefunction(fn) \
+                or inspect.isgeneratorfunction(fn):
+            raise KernelError(f"@T.macro takes a plain `def` function, got {fn!r}")
+        functools.update_wrapper(self, fn)
+        self.fn = fn
+        self.signature = inspect.signature(fn)
+
+    def __get__(self, instance, owner=None):
+        if instance is None:
+            return self
+        return functools.partial(self, instance)
+
+    def __call__(self, *args, **kwargs):
+        if not _interpreters:
+            raise KernelError(f"{self.fn.__qualname__}() is a device macro (@T.macro): call it "
+                              f"from a kernel body or from another macro")
+        return _interpreters[-1].call_macro(self, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"<tilemlir macro {self.fn.__qualname__}>"
+
+
+def macro(fn) -> Macro:
+    """Makes `fn` a device macro: see Macro."""
+    return Macro(fn)
+
+
+class _LocalFunction:
+    """A function defined inside a kernel or a macro: calling it interprets its body in place
+    (inlined), with its parameters bound in a scope of its own above the scopes of the frame
+    that defined it, as they are at the call."""
+
+    def __init__(self, interpreter: "Interpreter", node: ast.FunctionDef, frame: _Frame):
         self.interpreter = interpreter
         self.node = node
+        self.frame = frame
         if node.args.vararg or node.args.kwarg or node.args.kwonlyargs:
             raise KernelError("functions in a kernel take plain positional parameters")
 
     def __call__(self, *args):
-        if self in self.interpreter.active_macros:
+        it = self.interpreter
+        if self in it.active_functions:
             raise KernelError(f"{self.node.name}() calls itself: functions in a kernel are "
                               f"inlined where called, so recursion would never end")
         params = [a.arg for a in self.node.args.args]
-        defaults = [self.interpreter.eval(d) for d in self.node.args.defaults]
+        defaults = [it.eval(d) for d in self.node.args.defaults]
         if not len(params) - len(defaults) <= len(args) <= len(params):
             raise KernelError(f"{self.node.name}() takes {len(params)} arguments, got {len(args)}")
         values = list(args) + defaults[len(defaults) - (len(params) - len(args)):]
-        scope = _Scope(False)
+        if self.frame not in it.frames:
+            raise KernelError(f"{self.node.name}() was defined in {self.frame.name}(), which "
+                              f"has returned: call it while {self.frame.name}() runs")
+        scope = _Scope(False, function=True)
         scope.update(zip(params, values))
-        self.interpreter.scopes.append(scope)
-        self.interpreter.active_macros.append(self)
-        try:
-            self.interpreter.exec_block(self.node.body)
-        except _Return as ret:
-            return ret.value
-        finally:
-            self.interpreter.active_macros.pop()
-            self.interpreter.scopes.pop()
+        with it.in_frame(self.frame, self.node.name):
+            it.scopes.append(scope)
+            it.active_functions.append(self)
+            try:
+                it.exec_block(self.node.body)
+            except _Return as ret:
+                return ret.value
+            finally:
+                it.active_functions.pop()
+                it.scopes.pop()
         return None
 
 
 class _Scope(dict):
-    def __init__(self, device_boundary: bool):
+    """Names bound in a block. device_boundary: the block is a device loop or branch (a Python
+    value bound outside cannot be reassigned in it); function: the parameters of a function."""
+
+    def __init__(self, device_boundary: bool, function: bool = False):
         super().__init__()
         self.device_boundary = device_boundary
+        self.function = function
 
 
 @functools.lru_cache(maxsize=256)
@@ -148,6 +244,36 @@ MAX_PARAM_BYTES = 4096
 PARAM_BYTES = 8
 
 
+_interpreters: list["Interpreter"] = []      # the kernels being built, innermost last
+
+
+class _InFrame:
+    """Interpreter.in_frame's context."""
+
+    __slots__ = ("it", "frame", "callee", "saved", "caller")
+
+    def __init__(self, it: "Interpreter", frame: _Frame, callee: str):
+        self.it, self.frame, self.callee = it, frame, callee
+
+    def __enter__(self) -> None:
+        it = self.it
+        self.caller = f"{it.filename}:{it.builder.line}"
+        self.saved = it.frame
+        it.frame = self.frame
+        it.frames.append(self.frame)
+        it.filename, it.line_offset = self.frame.filename, self.frame.line_offset
+        it.globals, it.scopes = self.frame.globals, self.frame.scopes
+
+    def __exit__(self, kind, err, tb) -> None:
+        it = self.it
+        it.frames.pop()
+        it.frame = f = self.saved
+        it.filename, it.line_offset, it.globals, it.scopes = \
+            f.filename, f.line_offset, f.globals, f.scopes
+        if isinstance(err, KernelError) and _is_located(err) and self.frame is not f:
+            err.args = (f"{err}\n  in {self.callee}(), called at {self.caller}",)
+
+
 class Interpreter:
     def __init__(self, fn):
         if not inspect.isfunction(fn):
@@ -160,6 +286,7 @@ class Interpreter:
                               f"{MAX_PARAM_BYTES // PARAM_BYTES} of up to {PARAM_BYTES} bytes)")
         self.fn = fn
         self.tree, self.filename = _syntax_tree(fn.__code__)
+        # The frame being interpreted (see in_frame); the kernel's to begin with.
         self.line_offset = fn.__code__.co_firstlineno - 1
         self.globals = dict(fn.__globals__)
         for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or ()):
@@ -168,7 +295,11 @@ class Interpreter:
             except ValueError:
                 pass
         self.scopes: list[_Scope] = [_Scope(False)]
-        self.active_macros: list[_Macro] = []
+        self.frame = _Frame(fn.__name__, self.filename, self.line_offset, self.globals,
+                            self.scopes)
+        self.frames: list[_Frame] = [self.frame]
+        self.active_functions: list[_LocalFunction] = []
+        self.active_macros: list[Macro] = []
         self.builder: kernel_builder.KernelBuilder | None = None
 
     # ------------------------------------------------------------------ entry
@@ -178,6 +309,7 @@ class Interpreter:
             raise KernelError(f"{self.fn.__name__} is not a plain function")
         self.builder = b = kernel_builder.KernelBuilder(self.fn.__name__, self.filename)
         kernel_builder._current.append(b)
+        _interpreters.append(self)
         try:
             with b.context, b.at(self._line(fdef), fdef.col_offset):
                 params = self._parameters(fdef)
@@ -190,8 +322,42 @@ class Interpreter:
                     self.exec_block(fdef.body)
                 b.finish()
         finally:
+            _interpreters.pop()
             kernel_builder._current.pop()
         return b
+
+    # ------------------------------------------------------------------ frames
+    def in_frame(self, frame: _Frame, callee: str) -> "_InFrame":
+        """A context interpreting statements of `frame` (a function's file, line numbers,
+        globals and scopes); errors raised inside name `callee` and the line that called it."""
+        return _InFrame(self, frame, callee)
+
+    def call_macro(self, macro: Macro, args, kwargs):
+        """Interprets `macro`'s body here, its parameters bound to the arguments."""
+        name = macro.fn.__qualname__
+        if macro in self.active_macros:
+            raise KernelError(f"{name}() calls itself: a macro is inlined where it is called, "
+                              f"so recursion would never end")
+        try:
+            bound = macro.signature.bind(*args, **kwargs)
+        except TypeError as err:
+            raise KernelError(f"{name}(): {err}") from None
+        bound.apply_defaults()
+        tree, filename = _syntax_tree(macro.fn.__code__)
+        fdef = tree.body[0]
+        scope = _Scope(False, function=True)
+        scope.update(bound.arguments)
+        frame = _Frame(name, filename, macro.fn.__code__.co_firstlineno - 1,
+                       _function_globals(macro.fn), [scope])
+        with self.in_frame(frame, name):
+            self.active_macros.append(macro)
+            try:
+                self.exec_block(fdef.body)
+            except _Return as ret:
+                return ret.value
+            finally:
+                self.active_macros.pop()
+        return None
 
     def _parameters(self, fdef):
         extra = fdef.args.vararg or fdef.args.kwarg or (fdef.args.kwonlyargs or [None])[0]
@@ -237,20 +403,22 @@ class Interpreter:
         return getattr(node, "lineno", 1) + self.line_offset
 
     def _fail(self, node, message: str):
-        raise _Located(f"{self.filename}:{self._line(node)}: {message}")
+        raise _located(f"{self.filename}:{self._line(node)}: {message}")
 
     def _exec_located(self, stmt) -> None:
         """Interprets `stmt` at its location; errors come out naming the line."""
-        with self.builder.at(self._line(stmt), stmt.col_offset):
+        with self.builder.at(self._line(stmt), stmt.col_offset, self.filename):
             try:
                 self.exec_stmt(stmt)
-            except (_Located, _Return):
+            except _Return:
                 raise
             except (KernelError, LayoutError, TypeError, ValueError, AttributeError, IndexError,
                     KeyError, NameError, ZeroDivisionError) as err:
+                if _is_located(err):
+                    raise
                 message = str(err) if isinstance(err, (KernelError, LayoutError)) else \
                     f"{type(err).__name__}: {err}"
-                raise _Located(f"{self.filename}:{self._line(stmt)}: {message}") from None
+                raise _located(f"{self.filename}:{self._line(stmt)}: {message}") from None
 
     # ------------------------------------------------------------------ scopes
     def lookup(self, name: str, node=None):
@@ -322,15 +490,26 @@ class Interpreter:
         elif isinstance(node, ast.FunctionDef):
             if node.decorator_list:
                 raise KernelError("functions inside a kernel cannot be decorated")
-            self.assign_name(node.name, _Macro(self, node))
+            self.assign_name(node.name, _LocalFunction(self, node, self.frame))
         elif isinstance(node, ast.Return):
-            if len(self.scopes) == 1:
-                raise KernelError("return is not supported in a kernel body")
+            self._check_return()
             raise _Return(self.eval(node.value) if node.value is not None else None)
         elif isinstance(node, ast.While):
             raise KernelError("while loops are not supported: use `for i in T.serial(n)`")
         else:
             raise KernelError(f"{type(node).__name__} statements are not supported in a kernel")
+
+    def _check_return(self) -> None:
+        """`return` leaves a function: only where no device branch or loop is open in it (the
+        branch's or loop's region would be left without its terminator)."""
+        for scope in reversed(self.scopes):
+            if scope.function:
+                return
+            if scope.device_boundary:
+                raise KernelError("return inside a device `if` or `for` (T.serial) is not "
+                                  "supported: assign the result to a device variable and "
+                                  "return it at the end")
+        raise KernelError("return is not supported in a kernel body")
 
     def assign(self, target, value) -> None:
         if isinstance(target, ast.Name):

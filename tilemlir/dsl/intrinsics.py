@@ -43,10 +43,14 @@ def static_shape(shape, what: str) -> tuple[int, ...]:
 
 @dataclass(frozen=True)
 class ScalarType:
-    """A scalar dtype, usable as an annotation (`phase: T.int32 = 0`) or a parameter type."""
+    """A scalar dtype: an annotation (`phase: T.int32 = 0`), a parameter type, or a conversion.
+
+    `T.int32`, `T.uint32`, `T.int64`, `T.uint64`, `T.float16`, `T.bfloat16`, `T.float32`,
+    `T.boolean`. Calling one converts a value: `T.float32(i)`."""
     name: str
 
     def mlir(self) -> ir.Type:
+        """The MLIR element type of this dtype (ir.F16Type for float16, ...)."""
         return mlir_type(self.name)
 
     def __call__(self, value):
@@ -93,6 +97,15 @@ MAX_UNROLL = 4096
 
 
 def serial(*args) -> SerialRange:
+    """A device loop over range(start, stop, step): `for k in T.serial(n)` becomes one scf.for.
+
+    The bounds may be device values. Scalars the body reassigns (`phase ^= 1`) are carried
+    from one iteration to the next and hold their last value after the loop.
+
+        phase: T.int32 = 0
+        for k in T.serial(K // 64):
+            T.ptx.mbarrier.try_wait(full.ptr_to([0]), phase)
+            phase ^= 1"""
     start, stop, step = _range_args(args)
     if isinstance(step, int) and step == 0:
         raise KernelError("T.serial step must not be 0 (the loop would never end)")
@@ -100,6 +113,12 @@ def serial(*args) -> SerialRange:
 
 
 def unroll(*args) -> UnrollRange:
+    """A loop unrolled while the kernel is built: `for s in T.unroll(4)`, `s` a Python int.
+
+    Static integer bounds only, at most 4096 iterations (beyond that, use T.serial).
+
+        for s in T.unroll(STAGES):
+            T.ptx.mbarrier.init(full.ptr_to([s]), 1)"""
     start, stop, step = _range_args(args)
     if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, stop, step)):
         raise KernelError("T.unroll needs static integer bounds; use T.serial for a device loop")
@@ -164,10 +183,16 @@ def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:
 
 
 def warpgroup_id(dims) -> Scalar:
+    """This thread's warpgroup (128 threads) in a CTA of `dims` = [count] warpgroups.
+
+    Declare the warps too: `T.warp_id_in_wg([4])`, and lanes with `T.lane_id([32])`.
+
+        wg = T.warpgroup_id([3])          # a producer and two consumers: 384 threads"""
     return _level("warpgroup", dims, 128, None)
 
 
 def warp_id_in_wg(dims) -> Scalar:
+    """This thread's warp within its warpgroup: `T.warp_id_in_wg([4])` (always 4)."""
     (extent,) = _dims(dims, "T.warp_id_in_wg")
     if extent != 4:
         raise KernelError(f"a warpgroup has 4 warps, got T.warp_id_in_wg([{extent}])")
@@ -175,14 +200,20 @@ def warp_id_in_wg(dims) -> Scalar:
 
 
 def warp_id(dims) -> Scalar:
+    """This thread's warp in a CTA of `dims` = [count] warps: `warp = T.warp_id([4])`."""
     return _level("warp", dims, 32, None)
 
 
 def lane_id(dims) -> Scalar:
+    """This thread's lane in its warp: `lane = T.lane_id([32])` (always 32)."""
     return _level("lane", dims, 1, 32)
 
 
 def thread_id(dims) -> Scalar:
+    """This thread's index in a CTA of `dims` = [count] threads: `tid = T.thread_id([256])`.
+
+    Declares the CTA's size directly (a kernel otherwise gets it from T.warp_id,
+    T.warpgroup_id and T.warp_id_in_wg)."""
     (extent,) = _dims(dims, "T.thread_id")
     current().declare_threads("thread", extent)
     return _tid()
@@ -199,13 +230,20 @@ def _layout(shape, layout) -> TileLayout:
 
 
 def alloc_local(shape, dtype, layout: TileLayout | None = None) -> TileBuffer:
-    """Registers: per-thread storage sized by the layout's memory span."""
+    """A register tile: each thread holds the elements `layout` gives it (default: all, row-major).
+
+        acc = T.alloc_local((64, 256), "float32", layout=T.wgmma_accumulator_layout(64, 256))
+        x = T.alloc_local((8,), "float32")        # eight registers of this thread"""
     shape = static_shape(shape, "alloc_local")
     t = buffer_type(shape, mlir_type(dtype), "local", _layout(shape, layout))
     return TileBuffer(ir.Operation.create("tile.alloc_local", results=[t]).result)
 
 
 def alloc_buffer(shape, dtype, scope: str = "local", layout: TileLayout | None = None) -> TileBuffer:
+    """Registers (TIRx's spelling): `T.alloc_buffer(shape, dtype, scope="local", layout=L)`.
+
+    The same as T.alloc_local; shared memory comes from T.SMEMPool, tensor memory from
+    T.decl_buffer."""
     if scope != "local":
         raise KernelError("alloc_buffer makes registers; shared memory comes from T.SMEMPool")
     return alloc_local(shape, dtype, layout)
@@ -225,11 +263,22 @@ def decl_buffer(shape, dtype, scope: str = "tmem", allocated_addr=None,
 
 
 def address_of(buf: TileBuffer) -> ir.Value:
+    """The address of a buffer's first element (`buf.ptr_to([0])`), e.g. for tcgen05.alloc."""
     return buf.ptr_to([0])
 
 
 class SMEMPool:
-    """Shared memory handed out at fixed byte offsets of the kernel's dynamic shared memory."""
+    """The kernel's shared memory, handed out at fixed byte offsets (one pool per kernel).
+
+    Each `alloc` aligns to the element size, or to the swizzle period for a swizzled layout;
+    the kernel's dynamic shared memory is the pool's high-water mark.
+
+        pool = T.SMEMPool()
+        full = pool.alloc((STAGES,), "uint64", align=8)       # mbarriers
+        pool.move_base_to(1024)
+        As = pool.alloc((STAGES * 128, 64), "float16",
+                        layout=T.mma_shared_layout("float16", "128B", (STAGES * 128, 64)))
+        pool.commit()"""
 
     def __init__(self):
         builder = current()
@@ -241,6 +290,7 @@ class SMEMPool:
         self.size = 0
 
     def move_base_to(self, offset: int) -> None:
+        """Moves the next free byte forward to `offset` (e.g. 1024, the 128B-swizzle atom)."""
         if offset < self.offset:
             raise KernelError(f"move_base_to({offset}) goes back over allocated bytes "
                               f"(next free byte is {self.offset})")
@@ -248,6 +298,10 @@ class SMEMPool:
 
     def alloc(self, shape, dtype, align: int | None = None,
               layout: TileLayout | None = None) -> TileBuffer:
+        """A shared-memory tile of `shape` and `dtype` at the next free offset (aligned to `align`).
+
+        `layout` is the tile's layout in memory (default row-major); a swizzled one aligns the
+        tile to its swizzle period."""
         if self.committed:
             raise KernelError("the pool is committed: allocate before pool.commit()")
         shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
@@ -269,4 +323,5 @@ class SMEMPool:
         return TileBuffer(op.result)
 
     def commit(self) -> None:
+        """Closes the pool: later allocations are an error."""
         self.committed = True

@@ -1,4 +1,4 @@
-"""A Python function that becomes a tile-dialect kernel (what `@T.kernel` makes; tilemlir.lang
+"""A Python function that becomes a tile-dialect kernel (what `@T.prim_func` makes; tilemlir.lang
 adds the call that compiles and runs it, so that the language does not import the runtime)."""
 
 from __future__ import annotations
@@ -19,9 +19,11 @@ class KernelFunction:
 
     @property
     def name(self) -> str:
+        """The kernel's name: the Python function's."""
         return self.fn.__name__
 
     def build(self) -> ir.Module:
+        """Traces the function into a fresh tile-IR module (one gpu.func)."""
         return Interpreter(self.fn).build().module
 
     def ir(self) -> str:

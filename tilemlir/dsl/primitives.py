@@ -51,7 +51,16 @@ def _bool(v) -> ir.Value:
 
 
 class Scope:
-    """Primitives executed by every thread of one scope (thread, warp, warpgroup, cta)."""
+    """The primitives run by the threads of one execution scope together.
+
+    `Tx.thread` (also plain `Tx.`), `Tx.warp` (32 threads), `Tx.wg` / `Tx.warpgroup` (128),
+    `Tx.cta` (the whole block) and `Tx.cluster`. Every thread of the scope must reach the call
+    (dispatch rejects one under a branch that splits the scope); at thread scope each thread that
+    reaches it runs it alone (TMA and tcgen05.mma are issued that way, under a branch that keeps
+    one thread). Every primitive takes `dispatch="variant"` to pin the variant.
+
+        Tx.cta.copy(As, A[m:m + 128, k:k + 64])     # all threads of the CTA cooperate
+        Tx.wg.gemm_async(acc, As, Bs, accum=True)   # one warpgroup: wgmma"""
 
     def __init__(self, name: str):
         self.name = name
@@ -60,11 +69,37 @@ class Scope:
         return {"scope": ir.StringAttr.get(self.name)}
 
     def copy(self, dst, src, dispatch: str | None = None) -> None:
+        """dst = src for two tiles of one shape and element type (global, shared or registers).
+
+        The threads of the scope share the work. The variant follows from the operands' memories
+        and layouts: 16-byte chunks per thread between global and shared memory, ldmatrix /
+        stmatrix for 16-bit tiles between shared memory and registers, vector or per-element
+        accesses between registers and memory (each thread moves the elements it holds).
+
+            Tx.cta.copy(As, A[m:m + 128, k:k + 64])         # global -> shared
+            Tx.warp.copy(a_frag, As[0:16, :])               # shared -> registers (ldmatrix)
+            Tx.wg.copy(D[m:m + 64, n:n + 128], out)         # registers -> global"""
         _op("copy", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
 
     def copy_async(self, dst, src, barrier=None, multicast: int | None = None,
                    dispatch: str | None = None) -> None:
-        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for both CTAs of a pair),
+        """Starts an asynchronous copy dst <- src (TMA, cp.async or tcgen05.ld).
+
+        - global -> shared with `barrier` (an mbarrier pointer), one thread: a TMA load completing
+          on the barrier (`T.ptx.mbarrier.arrive_expect_tx` first). The tensor map comes from the
+          shared tile's layout; the runtime encodes it and passes it to the kernel.
+        - shared -> global, one thread: a TMA store (`T.ptx.bulk.commit_group()`, `wait_group`).
+        - global -> shared without a barrier, the scope's threads: cp.async
+          (`T.ptx.cp_async.commit_group()`, `wait_group(n)`).
+        - tensor memory -> registers, warp or warpgroup scope: tcgen05.ld (then
+          `T.ptx.tcgen05.wait.ld()`).
+
+            if T.ptx.elect_sync():
+                T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
+                Tx.copy_async(As[s * 128:(s + 1) * 128, :], A[m:m + 128, k:k + 64],
+                              full.ptr_to([s]))
+
+        With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for both CTAs of a pair),
         `src` lands at `dst`'s offset in the shared memory of every CTA of the mask and
         completes on the barrier at `barrier`'s offset in each (TMA multicast)."""
         operands = [_buffer(dst, "dst"), _buffer(src, "src")]
@@ -82,6 +117,13 @@ class Scope:
 
     def gemm(self, D, A, B, C, transpose_A: bool = False, transpose_B: bool = False,
              alpha: float = 1.0, beta: float = 0.0, dispatch: str | None = None) -> None:
+        """D = alpha * A . B + beta * C on register tiles, at warp scope (mma.sync).
+
+        One mma.sync m16n8k16 (or k8) per atom: A, B, C and D in the fragment layouts of
+        `T.MmaSync(k).fragments(M, N, K)`, f16 or bf16 inputs, f32 C and D. With `transpose_A`
+        (`transpose_B`) A is held as K x M (B as N x K). alpha must be 1, beta 0 or 1.
+
+            Tx.warp.gemm(d, a, b, d, beta=1.0)      # d += a @ b"""
         f32 = ir.F32Type.get()
         attrs = dict(self._scope(), alpha=ir.FloatAttr.get(f32, float(alpha)),
                      beta=ir.FloatAttr.get(f32, float(beta)),
@@ -92,9 +134,21 @@ class Scope:
 
     def gemm_async(self, D, A, B, accum=False, cta_group: int = 1, transpose_B: bool = False,
                    dispatch: str | None = None) -> None:
-        """D (+)= A . B^T with B (N x K), or D (+)= A . B with transpose_B=True and B (K x N)
-        (an MN-major B in shared memory, e.g. attention's V tile); A in shared memory or, for
-        wgmma, in registers with the layout tilemlir.lang.wgmma_a_layout(M, K)."""
+        """Starts D (+)= A . B^T on the tensor cores: wgmma or tcgen05.mma.
+
+        B is (N x K), K-major, in shared memory; with transpose_B=True B is (K x N), N contiguous,
+        and D (+)= A . B (an MN-major B, e.g. attention's V tile). `accum` (a bool or a device
+        bool) adds to D instead of overwriting it.
+
+        - wgmma (sm_90a, `Tx.wg`): D an f32 register tile in `T.wgmma_accumulator_layout(M, N)`;
+          A in shared memory or in registers in `T.wgmma_a_layout(M, K)`. The call fences and
+          commits its own group: wait with `T.ptx.wgmma.wait_group(n)`.
+        - tcgen05.mma (sm_100a, `Tx.`, one thread): D in tensor memory; `cta_group=2` computes over
+          a CTA pair (issued by the leader). Completion: `T.ptx.tcgen05.commit(barrier)`.
+
+            Tx.wg.gemm_async(acc, As[s * 64:(s + 1) * 64, :], Bs[s * 128:(s + 1) * 128, :],
+                             accum=True)
+            T.ptx.wgmma.wait_group(0)"""
         if not isinstance(transpose_B, bool):
             raise KernelError(f"gemm_async: transpose_B must be True or False, got "
                               f"{transpose_B!r}")
@@ -109,18 +163,32 @@ class Scope:
             attrs, dispatch)
 
     def cast(self, dst, src, dispatch: str | None = None) -> None:
+        """dst = src converted to dst's element type, register tiles of one shape.
+
+        Each thread converts the elements it holds; f32 pairs to f16 / bf16 are one packed cvt.
+
+            Tx.wg.cast(out, acc)          # the f32 accumulator as f16, in the same layout"""
         _op("cast", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
 
     def fill(self, dst, value, dispatch: str | None = None) -> None:
+        """Every element of dst (registers or memory) = value, a Python number or a device scalar.
+
+            Tx.wg.fill(acc, 0.0)"""
         buf = _buffer(dst, "dst")
         v = as_scalar(value, dst.dtype)
         _op("fill", [buf, v.value], self._scope(), dispatch)
 
     def iota(self, dst, axis: int, offset=0, dispatch: str | None = None) -> None:
-        """dst[i0, i1, ...] = i_axis + offset, in the registers of the threads holding each
-        element (an f32 or i32 register tile; f32 is exact up to 2**24). `offset` is a number
-        or a device value (an integer index, e.g. from T.cta_id, is converted as a signed
-        integer). For masks: iota the row and column indices, then compare and select."""
+        """dst[i0, i1, ...] = i_axis + offset, in the registers of the threads holding each element.
+
+        dst is an f32 or i32 register tile (f32 is exact up to 2**24). `offset` is a number or a
+        device value (an integer index, e.g. from T.cta_id, is converted as a signed integer).
+        For masks: iota the row and column indices, then compare and select.
+
+            Tx.wg.iota(cols, 1, offset=k0)
+            Tx.wg.iota(rows, 0, offset=q0)
+            Tx.wg.compare(mask, cols, ">", rows)          # causal: key after query
+            Tx.wg.select(S, mask, float("-inf"), S)"""
         buf = _buffer(dst, "dst")
         rank = len(dst.shape)
         if isinstance(axis, bool) or not isinstance(axis, int) or not -rank <= axis < rank:
@@ -140,33 +208,42 @@ class Scope:
         _op("unary", [_buffer(dst, "dst"), _buffer(src, "src")], attrs, dispatch)
 
     def exp(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
-        """dst = e^src elementwise; fast=True: ex2.approx.ftz (no range reduction)."""
+        """dst = e^src elementwise; fast=True: ex2.approx.ftz (no range reduction).
+
+            Tx.wg.exp(P, S)"""
         self._unary("exp", dst, src, fast, dispatch)
 
     def exp2(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = 2^src elementwise (ex2.approx; fast=True flushes subnormals)."""
         self._unary("exp2", dst, src, fast, dispatch)
 
     def log(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = ln(src) elementwise; fast=True: lg2.approx.ftz times ln 2."""
         self._unary("log", dst, src, fast, dispatch)
 
     def rsqrt(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = 1 / sqrt(src) elementwise; fast=True: rsqrt.approx.ftz."""
         self._unary("rsqrt", dst, src, fast, dispatch)
 
     def sqrt(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = sqrt(src) elementwise (sqrt.rn); fast=True: sqrt.approx.ftz."""
         self._unary("sqrt", dst, src, fast, dispatch)
 
     def tanh(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = tanh(src) elementwise; fast=True: tanh.approx."""
         self._unary("tanh", dst, src, fast, dispatch)
 
     def sigmoid(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = 1 / (1 + e^-src) elementwise; fast=True: with ex2 / rcp approx."""
         self._unary("sigmoid", dst, src, fast, dispatch)
 
     def silu(self, dst, src, fast: bool = False, dispatch: str | None = None) -> None:
+        """dst = src / (1 + e^-src) elementwise (SiLU); fast=True: with approx."""
         self._unary("silu", dst, src, fast, dispatch)
 
     def gelu(self, dst, src, approximate: str = "none", fast: bool = False,
              dispatch: str | None = None) -> None:
-        """torch.nn.functional.gelu: approximate="none" (erf) or "tanh"."""
+        """dst = gelu(src) elementwise, as torch's: approximate="none" (erf) or "tanh"."""
         if approximate not in ("none", "tanh"):
             raise KernelError(f"Tx.gelu: approximate must be 'none' or 'tanh', got "
                               f"{approximate!r}")
@@ -174,9 +251,11 @@ class Scope:
                     dispatch)
 
     def neg(self, dst, src, dispatch: str | None = None) -> None:
+        """dst = -src elementwise (a sign-bit flip, exact)."""
         self._unary("neg", dst, src, False, dispatch)
 
     def abs(self, dst, src, dispatch: str | None = None) -> None:
+        """dst = |src| elementwise (the sign bit cleared, exact)."""
         self._unary("abs", dst, src, False, dispatch)
 
     def _binary(self, fn: str, dst, lhs, rhs, dispatch) -> None:
@@ -190,16 +269,27 @@ class Scope:
             dict(self._scope(), fn=ir.StringAttr.get(fn)), dispatch)
 
     def add(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
-        """dst = lhs + rhs; each a buffer (numpy broadcasting) or a scalar."""
+        """dst = lhs + rhs elementwise; each operand a tile (numpy broadcasting) or a scalar.
+
+        On register tiles. A broadcast operand whose layout gives each thread the elements it
+        needs (a bias in `acc_layout.row_vector(shape)`) adds with no data exchange.
+
+            Tx.wg.add(acc, acc, bias)     # bias: (1, N), broadcast over the rows
+            Tx.wg.add(x, x, 1.0)"""
         self._binary("add", dst, lhs, rhs, dispatch)
 
     def sub(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """dst = lhs - rhs elementwise (tiles with numpy broadcasting, or scalars)."""
         self._binary("sub", dst, lhs, rhs, dispatch)
 
     def mul(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """dst = lhs * rhs elementwise (tiles with numpy broadcasting, or scalars).
+
+            Tx.wg.mul(S, S, scale)"""
         self._binary("mul", dst, lhs, rhs, dispatch)
 
     def div(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """dst = lhs / rhs elementwise (tiles with numpy broadcasting, or scalars)."""
         self._binary("div", dst, lhs, rhs, dispatch)
 
     def maximum(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
@@ -207,10 +297,13 @@ class Scope:
         self._binary("max", dst, lhs, rhs, dispatch)
 
     def minimum(self, dst, lhs, rhs, dispatch: str | None = None) -> None:
+        """Elementwise min (NaN-propagating); the reduction is `min(dst, src, axis=)`."""
         self._binary("min", dst, lhs, rhs, dispatch)
 
     def compare(self, dst, lhs, op: str, rhs, dispatch: str | None = None) -> None:
-        """dst (an i1 tile) = lhs op rhs, op one of < <= > >= == !=."""
+        """dst (an i1 tile) = lhs op rhs elementwise, op one of < <= > >= == !=.
+
+            Tx.wg.compare(mask, cols, ">", rows)"""
         names = {"<": "lt", "<=": "le", ">": "gt", ">=": "ge", "==": "eq", "!=": "ne"}
         if op not in names:
             raise KernelError(f"Tx.compare: op must be one of {', '.join(names)}, got {op!r}")
@@ -237,16 +330,25 @@ class Scope:
         _op("reduce", operands, attrs, dispatch)
 
     def sum(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
-        """dst = src summed over `axis` (dst keeps the axis with extent 1). Rows spread over
-        several warps combine through `scratch` (shared, dst elements x warps per row). At
-        warpgroup scope (Tx.wg) with rows over the warpgroup's 4 warps, each warpgroup passes
-        its own window (`scratch=red[wg, :]`) and syncs on named barrier 15 - wg, 128."""
+        """dst = src summed over `axis` (dst keeps the axis with extent 1), on register tiles.
+
+        The layout picks the variant: rows whole in a thread, rows over the lanes of a warp
+        (butterfly shuffles), or rows over several warps, whose partials combine through
+        `scratch` (shared, dst elements x warps per row) between two barriers. At warpgroup scope
+        (Tx.wg) with rows over the warpgroup's 4 warps, each warpgroup passes its own window
+        (`scratch=red[wg, :]`) and syncs on named barrier 15 - wg, 128.
+
+            Tx.cta.sum(s, x, axis=1, scratch=red)"""
         self._reduce("sum", dst, src, axis, scratch, dispatch)
 
     def max(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        """dst = the max of src over `axis` (dst keeps the axis with extent 1); as `sum`.
+
+            Tx.wg.max(m, S, axis=1)     # m in acc_layout.column_vector(...): every lane of a row"""
         self._reduce("max", dst, src, axis, scratch, dispatch)
 
     def min(self, dst, src, axis: int = -1, scratch=None, dispatch: str | None = None) -> None:
+        """dst = the min of src over `axis` (dst keeps the axis with extent 1); as `sum`."""
         self._reduce("min", dst, src, axis, scratch, dispatch)
 
 
@@ -294,7 +396,8 @@ def _iota_offset(offset, elem: ir.Type) -> ir.Value:
 
 
 class TileNamespace(Scope):
-    """`Tx`: thread-scope primitives, plus `Tx.cta`, `Tx.wg`, `Tx.warp`, `Tx.thread`."""
+    """`T.tile` (`Tx`): the primitives at thread scope, and the scopes `Tx.thread`, `Tx.warp`,
+    `Tx.wg` (= `Tx.warpgroup`), `Tx.cta`, `Tx.cluster`."""
 
     def __init__(self):
         super().__init__("thread")
@@ -321,7 +424,20 @@ def _scope_attr(scope, what: str) -> ir.Attribute:
 
 
 class _MBarrier:
+    """`T.ptx.mbarrier`: shared-memory barriers (mbarrier) that track arrivals and async copies.
+
+    A barrier is a uint64 in shared memory (`pool.alloc((STAGES,), "uint64", align=8)`), passed
+    by pointer (`bar.ptr_to([s])`). A phase completes when its arrivals and its expected
+    transaction bytes are in; a waiter passes the parity of the phase it waits for."""
+
     def init(self, ptr, count) -> None:
+        """Sets the barrier at `ptr` to expect `count` arrivals per phase.
+
+        One thread runs it; then `T.ptx.fence.mbarrier_init()` and a CTA (or cluster) sync before
+        anyone uses the barrier.
+
+            if tid == 0:
+                T.ptx.mbarrier.init(full.ptr_to([s]), 1)"""
         _op("mbarrier_init", [ptr, as_scalar(count, emit.i32()).value], {}, None)
 
     def arrive(self, ptr, scope: str = "cta") -> None:
@@ -331,6 +447,9 @@ class _MBarrier:
         _op("mbarrier_arrive", [ptr], {"scope": _scope_attr(scope, "mbarrier.arrive")}, None)
 
     def arrive_expect_tx(self, ptr, nbytes) -> None:
+        """Arrives on the barrier at `ptr` and expects `nbytes` of async copies (TMA) in this phase.
+
+        The phase completes once they have landed (and the other arrivals are in)."""
         _op("mbarrier_arrive_expect_tx", [ptr, as_scalar(nbytes, emit.i32()).value], {}, None)
 
     def try_wait(self, ptr, phase, scope: str = "cta") -> None:
@@ -341,28 +460,45 @@ class _MBarrier:
 
 
 class _Wait:
+    """`T.ptx.tcgen05.wait`: waits for this thread's tcgen05.ld / tcgen05.st."""
+
     def ld(self) -> None:
+        """tcgen05.wait::ld: this thread's tensor-memory loads (Tx.copy_async) are done."""
         _op("tcgen05_wait", [], {"kind": ir.StringAttr.get("ld")}, None)
 
     def st(self) -> None:
+        """tcgen05.wait::st: this thread's tensor-memory stores are done."""
         _op("tcgen05_wait", [], {"kind": ir.StringAttr.get("st")}, None)
 
 
 class _Tcgen05:
+    """`T.ptx.tcgen05`: tensor memory (TMEM) allocation, MMA completion and ordering (sm_100a)."""
+
     wait = _Wait()
 
     def alloc(self, dst_ptr, n_cols: int, cta_group: int = 1) -> None:
+        """Allocates `n_cols` TMEM columns (a power of two from 32 to 512) for this CTA.
+
+        A whole warp runs it; the TMEM address is written to the shared-memory word at `dst_ptr`.
+
+            if warp_id == 0:
+                T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=512)"""
         _op("tmem_alloc", [dst_ptr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
 
     def relinquish_alloc_permit(self, cta_group: int = 1) -> None:
+        """Gives up this CTA's right to allocate more TMEM, so other CTAs on the SM may allocate."""
         _op("tmem_relinquish", [], _group(cta_group), None)
 
     def dealloc(self, address, n_cols: int, cta_group: int = 1) -> None:
+        """Frees the `n_cols` TMEM columns at `address` (a whole warp, before the CTA exits)."""
         addr = as_scalar(address, emit.i32()).value
         _op("tmem_dealloc", [addr], dict(_group(cta_group), ncols=_i64_attr(n_cols)), None)
 
     def commit(self, barrier_ptr, cta_group: int = 1, multicast: int | None = None) -> None:
-        """With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for a CTA pair) the barrier
+        """Makes the barrier at `barrier_ptr` track this thread's earlier tcgen05 ops.
+
+        The barrier is arrived at when they complete (the MMA's accumulator can then be read).
+        With `multicast` (a mask of cluster CTA ranks, e.g. 0b11 for a CTA pair) the barrier
         at the same offset in each of those CTAs is arrived at."""
         operands = [barrier_ptr]
         if multicast is not None:
@@ -381,43 +517,82 @@ class _Tcgen05:
 
 
 class _Fence:
+    """`T.ptx.fence`: memory fences between proxies and for barrier initialisation."""
+
     def proxy_async(self, space: str = "shared::cta") -> None:
+        """fence.proxy.async.shared::cta: shared-memory writes before async-proxy reads.
+
+        Needed between ordinary stores to shared memory and a TMA store or a wgmma / tcgen05 that
+        reads them (the pass tile-check-async-proxy rejects a kernel that lacks it).
+
+            Tx.wg.copy(Ds, out)                     # registers -> shared (generic proxy)
+            T.ptx.fence.proxy_async("shared::cta")
+            T.cuda.bar_sync(1, 128)
+            if tid_in_wg == 0:
+                Tx.copy_async(D[m:m + 64, n:n + 128], Ds)   # a TMA store reads Ds"""
         if space not in ("shared::cta", "shared"):
             raise KernelError(f"fence.proxy_async supports shared::cta, got {space!r}")
         _op("fence", [], {"kind": ir.StringAttr.get("proxy_async_shared")}, None)
 
     def mbarrier_init(self) -> None:
+        """fence.mbarrier_init.release.cluster: mbarrier.init visible before the barriers' use."""
         _op("fence", [], {"kind": ir.StringAttr.get("mbarrier_init")}, None)
 
 
 class _AsyncGroup:
-    def __init__(self, kind: str):
+    """Asynchronous operations committed and waited for in groups: `T.ptx.cp_async`,
+    `T.ptx.wgmma` and `T.ptx.bulk` (TMA stores)."""
+
+    def __init__(self, kind: str, doc: str):
         self.kind = kind
+        self.__doc__ = doc
 
     def commit_group(self) -> None:
+        """Closes a group of this thread's operations of the family issued since the last commit.
+
+            Tx.copy_async(D[m:m + 64, n:n + 128], Ds)     # a TMA store
+            T.ptx.bulk.commit_group()"""
         _op("async_commit", [], {"kind": ir.StringAttr.get(self.kind)}, None)
 
     def wait_group(self, pending: int) -> None:
+        """Waits until at most `pending` of this thread's committed groups are unfinished.
+
+            T.ptx.wgmma.wait_group(1)     # every wgmma group but the last is done"""
         _op("async_wait", [], {"kind": ir.StringAttr.get(self.kind),
                                "pending": _i64_attr(pending)}, None)
 
 
 class _Ptx:
+    """`T.ptx`: escapes to single PTX instructions.
+
+    `mbarrier`, `tcgen05`, `fence`, the async groups `cp_async`, `wgmma` and `bulk`, and
+    `setmaxnreg`, `elect_sync`, `atom_add`."""
+
     mbarrier = _MBarrier()
     tcgen05 = _Tcgen05()
     fence = _Fence()
-    cp_async = _AsyncGroup("cp_async")
-    wgmma = _AsyncGroup("wgmma")
-    bulk = _AsyncGroup("bulk")          # TMA stores
+    cp_async = _AsyncGroup("cp_async", "`T.ptx.cp_async`: groups of cp.async copies "
+                           "(Tx.copy_async global -> shared without a barrier).")
+    wgmma = _AsyncGroup("wgmma", "`T.ptx.wgmma`: groups of wgmma (each Tx.wg.gemm_async "
+                        "commits its own).")
+    bulk = _AsyncGroup("bulk", "`T.ptx.bulk`: groups of TMA stores (Tx.copy_async shared -> "
+                       "global).")
 
     def setmaxnreg(self, count: int, increase: bool) -> None:
-        """Sets this warpgroup's per-thread register budget (every thread of it must run this)."""
+        """Sets this warpgroup's per-thread register budget (every thread of it must run this).
+
+            T.ptx.setmaxnreg(40, increase=False)      # the producer warpgroup gives registers up
+            T.ptx.setmaxnreg(232, increase=True)      # the consumers take them"""
         if not isinstance(count, int) or isinstance(count, bool):
             raise KernelError(f"setmaxnreg count must be an integer, got {count!r}")
         _op("setmaxnreg", [], {"count": _i64_attr(count), "action": ir.StringAttr.get(
             "increase" if increase else "decrease")}, None)
 
     def elect_sync(self) -> Scalar:
+        """True in exactly one active lane of the warp (elect.sync): e.g. the TMA issuer.
+
+            if T.ptx.elect_sync():
+                Tx.copy_async(As, A[m:m + 128, k:k + 64], full.ptr_to([0]))"""
         return Scalar(_op("elect_sync", [], {}, None, results=[emit.i1()]).result)
 
     def atom_add(self, pointer, value, sem: str = "relaxed", scope: str = "gpu") -> Scalar:
@@ -440,7 +615,10 @@ _ATOMIC_SCOPES = ("cta", "cluster", "gpu", "sys")
 
 
 class _Cuda:
+    """`T.cuda`: CTA, named and cluster barriers, and cluster addressing (CUDA's intrinsics)."""
+
     def cta_sync(self) -> None:
+        """Every thread of the CTA waits here (__syncthreads, bar.sync 0)."""
         _op("cta_sync", [], {}, None)
 
     def cluster_sync(self) -> None:

@@ -26,8 +26,11 @@ def _stride(item) -> Stride:
 
 
 class _IterBuilder:
-    def __init__(self, name: str):
+    """`S[...]` / `R[...]`: iterators written as extents : strides (see the module doc)."""
+
+    def __init__(self, name: str, doc: str):
         self._name = name
+        self.__doc__ = doc
 
     def __getitem__(self, key) -> tuple[Iter, ...]:
         if not isinstance(key, slice) or key.start is None or key.stop is None or key.step is not None:
@@ -42,7 +45,10 @@ class _IterBuilder:
         return self._name
 
 
-#: Shard builder: ``TileLayout(S[(2, 8) : (8, 1)])``.
-S = _IterBuilder("S")
-#: Replica builder: ``TileLayout(S[...], R[4 : 1 @ warpid])``.
-R = _IterBuilder("R")
+S = _IterBuilder("S", """Shard iterators: ``S[extents : strides]`` splits an element's flat index.
+
+    ``TileLayout(S[(2, 8) : (8, 1)])`` is a row-major (2, 8) tile; ``S[32 : 1 @ laneid]`` puts
+    element i in lane i.""")
+R = _IterBuilder("R", """Replica iterators: ``R[extents : strides]``, each element also held there.
+
+    ``TileLayout(S[8 : 1], R[4 : 1 @ warpid])``: 8 registers, the same in each of 4 warps.""")

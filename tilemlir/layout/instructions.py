@@ -63,38 +63,47 @@ class MmaSync:
 
     @property
     def name(self) -> str:
+        """The shape's name: "m16n8k16" or "m16n8k8"."""
         return f"m{self.m}n{self.n}k{self.k}"
 
     @property
     def a_registers(self) -> int:
+        """b32 registers of A per lane: 4 at k16, 2 at k8."""
         return self.m * self.k // 64      # b32 registers per lane: k16 -> 4, k8 -> 2
 
     @property
     def b_registers(self) -> int:
+        """b32 registers of B per lane: 2 at k16, 1 at k8."""
         return self.k * self.n // 64      # k16 -> 2, k8 -> 1
 
     def a_fragment(self):
+        """(lane, position) arrays over the (16, k) A atom (the PTX ISA figure)."""
         r, c = np.indices((self.m, self.k))
         lane = (r % 8) * 4 + (c % 8) // 2
         reg = (c // 8) * 2 + r // 8
         return lane, reg * 2 + c % 2
 
     def b_fragment(self):
+        """(lane, position) arrays over the (k, 8) B atom (the PTX ISA figure)."""
         kk, n = np.indices((self.k, self.n))
         lane = n * 4 + (kk % 8) // 2
         return lane, (kk // 8) * 2 + kk % 2
 
     def c_fragment(self):
+        """(lane, position) arrays over the (16, 8) C/D atom (the PTX ISA figure)."""
         r, c = np.indices((self.m, self.n))
         return (r % 8) * 4 + c // 2, (r // 8) * 2 + c % 2
 
     def a_layout(self) -> TileLayout:
+        """The (16, k) A atom as a register layout (slot = position)."""
         return _C_ATOM if self.k == 8 else _C_ATOM.tile_to([16, 16], [16, 8])
 
     def b_layout(self) -> TileLayout:
+        """The (k, 8) B atom as a register layout (slot = position)."""
         return _B_K8_ATOM if self.k == 8 else _B_K8_ATOM.tile_to([16, 8], [8, 8])
 
     def c_layout(self) -> TileLayout:
+        """The (16, 8) C/D atom as a register layout (slot = position)."""
         return _C_ATOM
 
     def fragments(self, m: int, n: int, k: int) -> tuple[TileLayout, TileLayout, TileLayout]:
@@ -151,6 +160,7 @@ class Wgmma:
 
     @property
     def k(self) -> int:
+        """K of one instruction: 16 for f16 / bf16, 8 for tf32, 32 for 8-bit inputs."""
         return _WGMMA_K[self.ab_type]
 
     @staticmethod

@@ -55,10 +55,12 @@ class TileLayout:
     # -- fields -------------------------------------------------------------
     @property
     def shard(self) -> tuple[Iter, ...]:
+        """The iterators that split an element's flat index (outermost first)."""
         return self._shard
 
     @property
     def replica(self) -> tuple[Iter, ...]:
+        """The iterators along which every element is also held (holder axes)."""
         return self._replica
 
     @property
@@ -68,6 +70,7 @@ class TileLayout:
 
     @property
     def swizzle(self) -> Swizzle | None:
+        """The XOR swizzle applied to the "m" value last, or None."""
         return self._swizzle
 
     def replace(self, **fields) -> "TileLayout":
@@ -91,6 +94,7 @@ class TileLayout:
         return tuple(a for a in AXIS_ORDER if a in used)
 
     def is_replicated(self) -> bool:
+        """Whether the layout has replica iterators (elements held twice)."""
         return bool(self._replica)
 
     def span(self, axis=MEMORY) -> int:

@@ -59,7 +59,7 @@ def _module(kernel) -> ir.Module:
         from tilemlir.ir.source import parse_source
         with make_context():
             return parse_source(kernel)
-    raise TypeError(f"cannot interpret a {type(kernel).__name__}: pass a @T.kernel function, "
+    raise TypeError(f"cannot interpret a {type(kernel).__name__}: pass a @T.prim_func function, "
                     f"tile-IR text or an ir.Module")
 
 
@@ -92,7 +92,7 @@ def _buffer_types(func) -> dict[int, object]:
 
 
 def interpret(kernel, *args, out=None) -> None:
-    """Runs `kernel` (a @T.kernel function, tile-IR text or an ir.Module) on the CPU with
+    """Runs `kernel` (a @T.prim_func function, tile-IR text or an ir.Module) on the CPU with
     `args`: numpy arrays for buffer parameters (written in place, as a GPU call with numpy
     arrays writes them back; bfloat16 as uint16 bit patterns) and Python numbers for scalars.
     Raises InterpretError naming the kernel's Python line where the kernel cannot run as

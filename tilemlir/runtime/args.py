@@ -1,4 +1,5 @@
-"""Kernel arguments: numpy arrays on the host, CUDA tensors (torch, cupy, ...) through DLPack.
+"""Kernel arguments: numpy arrays on the host, CUDA tensors of any framework (torch, cupy, ...)
+through DLPack or the CUDA Array Interface, read by cuda.core's StridedMemoryView.
 
 Every argument is checked against the kernel's parameter (kind, dtype, shape, device,
 contiguity); a mismatch raises ArgumentError naming the parameter.
@@ -7,6 +8,7 @@ contiguity); a mismatch raises ArgumentError naming the parameter.
 from __future__ import annotations
 
 import ctypes
+import functools
 import math
 import os
 from dataclasses import dataclass
@@ -23,24 +25,62 @@ class ArgumentError(TypeError):
 NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8,
                 "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8}
 
-# DLPack type codes: 0 int, 1 uint, 2 float, 4 bfloat.
-DLPACK_DTYPES = {(2, 16): "f16", (2, 32): "f32", (2, 64): "f64", (4, 16): "bf16", (0, 8): "i8",
-                 (0, 16): "i16", (0, 32): "i32", (0, 64): "i64", (1, 8): "ui8"}
-DL_CUDA, DL_CUDA_MANAGED = 2, 13
+# DLPack's device types of memory a kernel can use: kDLCUDA, kDLCUDAManaged.
+DLPACK_CUDA_DEVICES = (2, 13)
+
+# numpy dtype names of the element types, as cuda.core's views give them (bfloat16 through
+# ml_dtypes).
+VIEW_DTYPES = {np.dtype(v).name: k for k, v in NUMPY_DTYPES.items()} | {"bfloat16": "bf16"}
 
 
-class _DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int)]
+@dataclass
+class DeviceTensor:
+    """A CUDA tensor's description (`owner` keeps the memory alive)."""
+    owner: object
+    address: int
+    dtype: str | None
+    shape: tuple[int, ...]
+    contiguous: bool
+    device: int
 
 
-class _DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+@functools.lru_cache(maxsize=1)
+def _strided_memory_view():
+    """cuda.core's view constructor: `from_any_interface` (DLPack, else the CUDA Array
+    Interface), or, on older cuda.core (StridedMemoryView under cuda.core.experimental, no
+    `from_any_interface`), the class itself, which does the same."""
+    try:
+        from cuda.core.utils import StridedMemoryView
+    except ImportError:
+        from cuda.core.experimental.utils import StridedMemoryView
+    return getattr(StridedMemoryView, "from_any_interface", StridedMemoryView)
 
 
+def _row_major(shape, strides) -> bool:
+    """Whether element `strides` (None: row-major, as older cuda.core says) are row-major;
+    dimensions of extent 1 may have any stride."""
+    if strides is None:
+        return True
+    expected = 1
+    for extent, stride in zip(reversed(shape), reversed(strides)):
+        if extent != 1 and stride != expected:
+            return False
+        expected *= extent
+    return True
+
+
+# ---------------------------------------------------------------- DLPack capsules, checked
+# A DLPack capsule holds raw pointers, and cuda.core reads them as they are: a faulty or
+# hostile exporter's capsule would crash the process there. Each capsule is checked first, its
+# memory read through write(2) into a pipe (which fails with EFAULT on a bad address where
+# reading it directly would fault), and only a capsule that reads as a DLPack tensor is handed
+# on, wrapped so that cuda.core sees that very capsule.
 class _DLTensor(ctypes.Structure):
-    _fields_ = [("data", ctypes.c_void_p), ("device", _DLDevice), ("ndim", ctypes.c_int),
-                ("dtype", _DLDataType), ("shape", ctypes.POINTER(ctypes.c_int64)),
-                ("strides", ctypes.POINTER(ctypes.c_int64)), ("byte_offset", ctypes.c_uint64)]
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64)]
 
 
 _capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
@@ -58,10 +98,7 @@ _READ_LIMIT = 4096          # within a pipe's buffer: the write below never bloc
 
 
 def _read_memory(address: int | None, size: int) -> bytes | None:
-    """`size` bytes at `address` of this process, or None when they are not all readable. A
-    DLPack capsule holds raw pointers that a faulty or hostile exporter can set to anything:
-    they are read by write(2) into a pipe, which fails with EFAULT on a bad address where
-    reading it directly would kill the process."""
+    """`size` bytes at `address` of this process, or None when they are not all readable."""
     if not address or not 0 < size <= _READ_LIMIT:
         return None
     r, w = os.pipe()
@@ -74,66 +111,68 @@ def _read_memory(address: int | None, size: int) -> bytes | None:
         os.close(w)
 
 
-@dataclass
-class DeviceTensor:
-    """A CUDA tensor seen through DLPack (the owner keeps the memory alive)."""
-    owner: object
-    address: int
-    dtype: str | None
-    shape: tuple[int, ...]
-    contiguous: bool
-    device: int
+class _CheckedCapsule:
+    """An exporter's DLPack capsule that reads as a tensor, for cuda.core to consume."""
+
+    def __init__(self, capsule, device):
+        self._capsule, self._device = capsule, device
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
 
 
-def peek_dlpack(obj) -> DeviceTensor:
-    """Reads a DLPack tensor's description without taking ownership of it; ArgumentError
-    (without the parameter's name: the caller adds it) for anything that is not a readable
-    DLPack tensor."""
+def _checked_dlpack(obj) -> _CheckedCapsule:
+    """obj's DLPack capsule, checked as the section above says; ArgumentError (the caller adds
+    the parameter's name) for one that is not a readable DLPack tensor."""
     try:
         try:
+            capsule = obj.__dlpack__(stream=-1)        # no stream ordering, as cuda.core asks
+        except TypeError:
             capsule = obj.__dlpack__()
-        except TypeError:          # older exporters want a stream argument
-            capsule = obj.__dlpack__(stream=None)
-    except Exception as err:       # the exporter's own failure, whatever its type
+        device = tuple(obj.__dlpack_device__())
+    except Exception as err:           # the exporter's own failure, whatever its type
         raise ArgumentError(f"its __dlpack__() raised {type(err).__name__}: {err}") from None
     if not _capsule_valid(capsule, b"dltensor"):
         raise ArgumentError(f"its __dlpack__() returned {type(capsule).__name__}, not an "
                             f"unused DLPack capsule (\"dltensor\")")
-    address = _capsule_pointer(capsule, b"dltensor")
-    raw = _read_memory(address, ctypes.sizeof(_DLTensor))
+    raw = _read_memory(_capsule_pointer(capsule, b"dltensor"), ctypes.sizeof(_DLTensor))
     if raw is None:
         raise ArgumentError("its DLPack capsule points at unreadable memory")
     tensor = _DLTensor.from_buffer_copy(raw)
     if not 0 <= tensor.ndim <= MAX_DLPACK_DIMS:
         raise ArgumentError(f"its DLPack tensor has {tensor.ndim} dimensions")
-    shape = _read_int64s(tensor.shape, tensor.ndim, "shape")
-    strides = _read_int64s(tensor.strides, tensor.ndim, "strides") if tensor.strides else None
-    if any(d < 0 for d in shape):
-        raise ArgumentError(f"its DLPack tensor has a negative extent: {list(shape)}")
-    contiguous = True
-    if strides:
-        expected = 1
-        for i in reversed(range(tensor.ndim)):
-            if shape[i] != 1 and strides[i] != expected:
-                contiguous = False
-            expected *= shape[i]
-    dtype = DLPACK_DTYPES.get((tensor.dtype.code, tensor.dtype.bits)) \
-        if tensor.dtype.lanes == 1 else None
-    if tensor.device.device_type not in (DL_CUDA, DL_CUDA_MANAGED):
+    if tensor.ndim:
+        for what, address in (("shape", tensor.shape), ("strides", tensor.strides)):
+            if (address or what == "shape") and _read_memory(address, 8 * tensor.ndim) is None:
+                raise ArgumentError(f"its DLPack tensor's {what} points at unreadable memory")
+        shape = _read_memory(tensor.shape, 8 * tensor.ndim)
+        if any(int.from_bytes(shape[i:i + 8], "little", signed=True) < 0
+               for i in range(0, len(shape), 8)):
+            raise ArgumentError("its DLPack tensor has a negative extent")
+    return _CheckedCapsule(capsule, device)
+
+
+def view_tensor(obj) -> DeviceTensor:
+    """A CUDA tensor of any framework, through cuda.core's StridedMemoryView (DLPack or the
+    CUDA Array Interface), without ordering any stream: the kernel runs on the stream the
+    caller names or the framework's current one."""
+    if not is_device_tensor(obj):      # pinned host memory, say, is device-accessible too
         raise ArgumentError("not a CUDA tensor")
-    return DeviceTensor(obj, (tensor.data or 0) + tensor.byte_offset, dtype, shape, contiguous,
-                        tensor.device.device_id)
-
-
-def _read_int64s(pointer, count: int, what: str) -> tuple[int, ...]:
-    if count == 0:
-        return ()
-    address = ctypes.cast(pointer, ctypes.c_void_p).value
-    raw = _read_memory(address, 8 * count)
-    if raw is None:
-        raise ArgumentError(f"its DLPack tensor's {what} points at unreadable memory")
-    return tuple(int.from_bytes(raw[8 * i:8 * i + 8], "little", signed=True)
-                 for i in range(count))
+    source = _checked_dlpack(obj) if hasattr(obj, "__dlpack__") else obj
+    try:
+        view = _strided_memory_view()(source, stream_ptr=-1)
+    except Exception:
+        raise ArgumentError("not a CUDA tensor") from None
+    try:
+        dtype = VIEW_DTYPES.get(view.dtype.name)
+    except Exception:          # a dtype numpy lacks (bfloat16 without ml_dtypes, ...)
+        dtype = None
+    shape = tuple(view.shape)
+    return DeviceTensor(view, view.ptr, dtype, shape, _row_major(shape, view.strides),
+                        view.device_id)
 
 
 # The scalar parameter types' ranges: a value outside would be truncated silently by ctypes.
@@ -153,7 +192,7 @@ def _is_torch_tensor(obj) -> bool:
 
 
 def _peek_torch(t) -> DeviceTensor:
-    """torch tensors without a DLPack capsule: the launch path's common case, kept cheap."""
+    """torch tensors read directly: the launch path's common case, kept cheap."""
     if not t.is_cuda:
         raise ArgumentError("not a CUDA tensor")
     return DeviceTensor(t, t.data_ptr(), _TORCH_DTYPES.get(str(t.dtype)), tuple(t.shape),
@@ -163,10 +202,12 @@ def _peek_torch(t) -> DeviceTensor:
 def is_device_tensor(obj) -> bool:
     if _is_torch_tensor(obj):
         return obj.is_cuda
-    if isinstance(obj, np.ndarray) or not hasattr(obj, "__dlpack_device__"):
+    if isinstance(obj, np.ndarray):
         return False
+    if hasattr(obj, "__cuda_array_interface__"):
+        return True
     try:
-        return obj.__dlpack_device__()[0] in (DL_CUDA, DL_CUDA_MANAGED)
+        return obj.__dlpack_device__()[0] in DLPACK_CUDA_DEVICES
     except Exception:
         return False
 
@@ -193,7 +234,7 @@ def check_host_array(p: Param, value) -> np.ndarray:
 
 def check_device_tensor(p: Param, value) -> DeviceTensor:
     try:
-        t = _peek_torch(value) if _is_torch_tensor(value) else peek_dlpack(value)
+        t = _peek_torch(value) if _is_torch_tensor(value) else view_tensor(value)
     except ArgumentError as err:
         detail = "" if str(err) == "not a CUDA tensor" else f": {err}"
         raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor{detail}") from None

@@ -388,7 +388,7 @@ class CompileInfo:
 
 def compile(kernel, target=None, opt_level: int = 3, cache: bool = True,
             line_info: bool = LINE_INFO_DEFAULT) -> Kernel:
-    """Compiles `kernel` (a @T.kernel function, tile-IR text, or an ir.Module) for `target`
+    """Compiles `kernel` (a @T.prim_func function, tile-IR text, or an ir.Module) for `target`
     (a chip name such as "sm_90a"; default: the GPU's, else sm_90a) and returns the Kernel.
     `kernel.compile_info` says which cache answered, if any, and how long it took. A repeat
     compile in the same process returns the same Kernel, its compile_info updated.
@@ -455,7 +455,7 @@ def _tile_module(kernel) -> tuple[ir.Module, str | None]:
         ctx = make_context()
         with ctx:
             return parse_source(kernel), None
-    raise TypeError(f"cannot compile a {type(kernel).__name__}: pass a @T.kernel function, "
+    raise TypeError(f"cannot compile a {type(kernel).__name__}: pass a @T.prim_func function, "
                     f"tile IR text or an ir.Module")
 
 

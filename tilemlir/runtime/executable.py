@@ -5,6 +5,7 @@
     kernel(a, b, d)                 # numpy arrays: copied to the GPU and back, then synchronised
     kernel(a_t, b_t, d_t)           # torch / cupy CUDA tensors: used in place, on the current stream
     kernel(a_t, b_t, d_t, stream=s) # ... or on stream s
+    kernel.n_regs, kernel.n_spills, kernel.shared_bytes, kernel.sass   # docs/resources.md
 
 Every call goes through MLIR's CUDA runtime (tilemlir.runtime.launch): the PTX is loaded once
 per kernel, and each call launches it on the caller's stream without synchronising (numpy
@@ -27,7 +28,8 @@ from tilemlir.runtime import launch as rt
 from tilemlir.runtime.signature import KernelSignature, kernels, with_tensor_maps
 from tilemlir.runtime.streams import LEGACY_DEFAULT_STREAM, current_stream, stream_handle
 from tilemlir.target import Target
-from tilemlir.target.ptx import extract_ptx
+from tilemlir.target.ptx import (ResourceUsage, assemble_verbose, disassemble, extract_ptx,
+                                  parse_resource_usage, pick_usage)
 
 _SCALAR_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64,
                   "f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool}
@@ -41,6 +43,16 @@ class Executable:
         self.target = target
         self.signatures = signatures
         self.ptx = ptx
+        self._assembled: dict = {}       # module -> (cubin, ptxas -v messages), on first ask
+        self._lock = threading.Lock()
+
+    def assembled(self, module: str) -> tuple[bytes, str]:
+        """(cubin, the messages of ptxas -v) of a gpu.module's PTX for the target chip, made
+        once (ToolNotFound without ptxas)."""
+        with self._lock:
+            if module not in self._assembled:
+                self._assembled[module] = assemble_verbose(self.ptx[module], self.target.chip)
+            return self._assembled[module]
 
     @staticmethod
     def compile(module: ir.Module, target: Target, opt_level: int = 3,
@@ -87,6 +99,50 @@ class Kernel:
     @property
     def ptx(self) -> str:
         return self.executable.ptx[self.signature.module]
+
+    # ------------------------------------------------------------------ resource figures
+    # From ptxas -v and nvdisasm (found by tilemlir.target.ptx.find_cuda_tool: the [tools]
+    # extra brings both), run on first use for the target chip and kept.
+    @property
+    def cubin(self) -> bytes:
+        """The cubin ptxas makes of the kernel's module for the target chip."""
+        return self.executable.assembled(self.signature.module)[0]
+
+    @property
+    def sass(self) -> str:
+        """The SASS of `cubin` (nvdisasm)."""
+        sass = getattr(self, "_sass", None)
+        if sass is None:
+            sass = self._sass = disassemble(self.cubin)
+        return sass
+
+    @property
+    def resource_usage(self) -> ResourceUsage:
+        """All that ptxas -v reports for this kernel (tilemlir.target.ptx.ResourceUsage)."""
+        messages = self.executable.assembled(self.signature.module)[1]
+        return pick_usage(parse_resource_usage(messages), self.name, messages)
+
+    @property
+    def n_regs(self) -> int:
+        """Registers a thread (allocated per warp in steps of 8)."""
+        return self.resource_usage.registers
+
+    @property
+    def n_spills(self) -> int:
+        """4-byte registers spilled to local memory a thread (ptxas's spill-store bytes / 4):
+        0 when nothing spills."""
+        return -(-self.resource_usage.spill_stores // 4)
+
+    @property
+    def local_bytes(self) -> int:
+        """Local memory a thread: its stack frame, spills included."""
+        return self.resource_usage.stack
+
+    @property
+    def shared_bytes(self) -> int:
+        """Shared memory a CTA: the dynamic shared memory each launch asks for plus any static
+        shared memory ptxas reports."""
+        return self.signature.shared_memory + self.resource_usage.shared
 
     def __call__(self, *values, stream=None) -> None:
         """Launches on the tensors' current stream (or `stream`); numpy arrays are copied to

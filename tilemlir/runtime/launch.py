@@ -9,13 +9,13 @@ buffers.
 The runtime serves one device per process: its context is the primary context of the device set
 with `mgpuSetDefaultDevice` before its first call, kept in a static. We bind it to the device of
 the first call. Tensors on another device (cuda:1 after cuda:0) are what that runtime lacks, and
-only for them do we go to the driver API (`_DriverFunction`: the same five steps, with that
-device's primary context pushed around them), so every device runs its own tensors' kernels.
+only for them do we go to the driver API (tilemlir.runtime.cuda.DriverFunction, through
+cuda-python: the same steps, with that device's primary context pushed around them), so every
+device runs its own tensors' kernels.
 """
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import functools
 import threading
@@ -24,7 +24,7 @@ from pathlib import Path
 import mlir
 
 from tilemlir.lowering.kernel_abi import TENSOR_MAP_BYTES
-from tilemlir.runtime.cuda import CudaError, require_driver
+from tilemlir.runtime.cuda import CudaError, DriverFunction, current_context, require_driver
 
 MLIR_LIB = Path(list(mlir.__path__)[0]).resolve() / "lib"
 RUNTIME_LIB = MLIR_LIB / "libmlir_cuda_runtime.so"
@@ -92,7 +92,7 @@ def load_function(ptx: str, name: str, device: int):
     bind_device(device)
     if device == _device:
         return LoadedFunction(ptx, name)
-    return _DriverFunction(ptx, name, device)
+    return DriverFunction(ptx, name, device)
 
 
 class LoadedFunction:
@@ -118,114 +118,6 @@ class LoadedFunction:
                                      shared_memory)
         return functools.partial(_runtime.mgpuLaunchClusterKernel, self.function, *cluster,
                                  *grid, *block, shared_memory)
-
-
-# ------------------------------------------------------------------------------ other devices
-# The driver API for what MLIR's runtime lacks: a second device. Same steps as the runtime's
-# wrappers (load, get function, raise the dynamic shared-memory limit, launch, cluster launch
-# through cuLaunchKernelEx with the spread scheduling policy), but in that device's context.
-_CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
-_CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14
-_CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4
-_CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE = 5
-_CU_CLUSTER_SCHEDULING_POLICY_SPREAD = 1
-
-
-class _LaunchAttribute(_c.Structure):
-    """CUlaunchAttribute: an id, padding to 8 bytes, a 64-byte value union."""
-    _fields_ = [("id", _c.c_int), ("pad", _c.c_char * 4), ("value", _c.c_uint32 * 16)]
-
-
-class _LaunchConfig(_c.Structure):
-    _fields_ = [("gridDimX", _c.c_uint), ("gridDimY", _c.c_uint), ("gridDimZ", _c.c_uint),
-                ("blockDimX", _c.c_uint), ("blockDimY", _c.c_uint), ("blockDimZ", _c.c_uint),
-                ("sharedMemBytes", _c.c_uint), ("hStream", _ptr),
-                ("attrs", _c.POINTER(_LaunchAttribute)), ("numAttrs", _c.c_uint)]
-
-
-_driver = None
-_contexts: dict[int, int] = {}
-
-
-def _cu(call: str, *args) -> None:
-    result = getattr(_driver, call)(*args)
-    if result != 0:
-        name = _c.c_char_p()
-        _driver.cuGetErrorName(result, _c.byref(name))
-        raise CudaError(f"{call} failed: {(name.value or b'?').decode()} ({result})")
-
-
-def _primary_context(device: int) -> int:
-    global _driver
-    known = _contexts.get(device)          # every driver-path launch asks: no lock once known
-    if known is not None:
-        return known
-    with _lock:
-        if _driver is None:
-            require_driver()
-            _driver = _c.CDLL("libcuda.so.1")
-            _driver.cuLaunchKernel.argtypes = [_ptr] + [_c.c_uint] * 7 + [_ptr, _ptr, _ptr]
-            _driver.cuLaunchKernelEx.argtypes = [_c.POINTER(_LaunchConfig), _ptr, _ptr, _ptr]
-            _driver.cuModuleLoadData.argtypes = [_c.POINTER(_ptr), _c.c_char_p]
-            _driver.cuModuleGetFunction.argtypes = [_c.POINTER(_ptr), _ptr, _c.c_char_p]
-            _driver.cuFuncSetAttribute.argtypes = [_ptr, _c.c_int, _c.c_int]
-            _driver.cuCtxPushCurrent_v2.argtypes = [_ptr]
-        if device not in _contexts:
-            dev, ctx = _c.c_int(), _ptr()
-            _cu("cuDeviceGet", _c.byref(dev), device)
-            _cu("cuDevicePrimaryCtxRetain", _c.byref(ctx), dev)
-            _contexts[device] = ctx.value
-        return _contexts[device]
-
-
-@contextlib.contextmanager
-def _current(device: int):
-    """`device`'s primary context (the one MLIR's runtime uses for its device) made current."""
-    _cu("cuCtxPushCurrent_v2", _primary_context(device))
-    try:
-        yield
-    finally:
-        _cu("cuCtxPopCurrent_v2", _c.byref(_ptr()))
-
-
-class _DriverFunction:
-    """A kernel loaded on a device other than the runtime's, through the driver API."""
-
-    def __init__(self, ptx: str, name: str, device: int):
-        self.device = device
-        module, function = _ptr(), _ptr()
-        with _current(device):
-            _cu("cuModuleLoadData", _c.byref(module), ptx.encode())
-            _cu("cuModuleGetFunction", _c.byref(function), module, name.encode())
-        self.module, self.function = module.value, function.value
-        self._configured = False
-
-    def launcher(self, grid, block, cluster, shared_memory: int):
-        """Called like LoadedFunction's launcher."""
-        def launch(stream, params, extra, count):
-            self._launch(grid, block, cluster, shared_memory, stream, params)
-        return launch
-
-    def _launch(self, grid, block, cluster, shared_memory: int, stream: int,
-                params: "ctypes.Array") -> None:
-        with _current(self.device):
-            if not self._configured:         # every launch of a kernel has the same budget
-                _cu("cuFuncSetAttribute", self.function,
-                    _CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared_memory)
-                _cu("cuFuncSetAttribute", self.function,
-                    _CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1)
-                self._configured = True
-            if tuple(cluster) == (1, 1, 1):
-                _cu("cuLaunchKernel", self.function, *grid, *block, shared_memory, stream,
-                    params, None)
-                return
-            attrs = (_LaunchAttribute * 2)()
-            attrs[0].id = _CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION
-            attrs[0].value[0:3] = list(cluster)
-            attrs[1].id = _CU_LAUNCH_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE
-            attrs[1].value[0] = _CU_CLUSTER_SCHEDULING_POLICY_SPREAD
-            config = _LaunchConfig(*grid, *block, shared_memory, stream, attrs, 2)
-            _cu("cuLaunchKernelEx", _c.byref(config), self.function, params, None)
 
 
 # ------------------------------------------------------------------------------ tensor maps
@@ -280,14 +172,14 @@ def copy_to_device(array) -> int:
     ptr = rt.mgpuMemAlloc(max(array.nbytes, 1), None, False)
     if not ptr:
         raise CudaError(f"could not allocate {array.nbytes} bytes on the GPU")
-    with _current(bound_device()):
+    with current_context(bound_device()):
         rt.mgpuMemcpy(ptr, array.ctypes.data, array.nbytes, None)
     return ptr
 
 
 def copy_back_and_free(array, ptr: int) -> None:
     rt = runtime()
-    with _current(bound_device()):
+    with current_context(bound_device()):
         rt.mgpuMemcpy(array.ctypes.data, ptr, array.nbytes, None)
         rt.mgpuStreamSynchronize(None)
     rt.mgpuMemFree(ptr, None)

@@ -3,7 +3,7 @@
     tilemlir-kernel tilemlir.kernels.hgemm_tcgen05:hgemm_v2 128 128 256
     tilemlir-kernel tilemlir.kernels.mma_demo:gemm_16x8x16 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_80})' --emit=ptx
 
-The first argument names a module and either a @T.kernel function or a factory returning one;
+The first argument names a module and either a @T.prim_func function or a factory returning one;
 the integers after it are the factory's arguments, NAME=INTEGER its keyword arguments:
 
     tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3

@@ -23,6 +23,7 @@ writes -o, nothing is lost either. The launcher does not load MLIR (a few ms).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import re
 import signal
@@ -101,6 +102,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="print the resulting IR (default) or the PTX of its gpu.binary ops")
     p.add_argument("--list-variants", action="store_true",
                    help="list every tile primitive's registered variants, in dispatch order")
+    p.add_argument("--explain-dispatch", action="store_true",
+                   help="print, for each tile op tile-dispatch lowers, the variant chosen, the "
+                        "variants that lost and why, the ops it emits and the bytes it moves "
+                        "(to stderr)")
     p.add_argument("--version", action=_PrintVersion)
     return p
 
@@ -351,6 +356,7 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     """(printed output or None, diagnostics) for one chunk."""
     from mlir import ir
 
+    from tilemlir.dispatch import explain
     from tilemlir.ir.source import parse_source
     from tilemlir.pipeline import build_pass_manager, captured_stderr
     produced: list[diagnostics.Diagnostic] = []
@@ -374,11 +380,11 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
                 printing = args.printing
                 pm = build_pass_manager(args.pass_pipeline, ctx, printing.mlir_options(),
                                         args.mlir_timing)
+                recorder = explain.recording() if args.explain_dispatch \
+                    else contextlib.nullcontext()
+                capture = captured_stderr() if printing.filtered else contextlib.nullcontext()
                 try:
-                    if printing.filtered:
-                        with captured_stderr() as printed:
-                            pm.run(module.operation)
-                    else:
+                    with recorder as decisions, capture as printed:
                         pm.run(module.operation)
                 except ir.MLIRError as err:
                     for d in err.error_diagnostics:
@@ -387,8 +393,13 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
                 finally:
                     if printing.filtered:
                         sys.stderr.write(printing.select(printed[0]))
+                    if args.explain_dispatch:
+                        print(explain.render(decisions), file=sys.stderr)
                     sys.stderr.flush()
                     del pm           # --mlir-timing: the report is printed now
+            elif args.explain_dispatch:
+                raise UsageError("--explain-dispatch explains the tile-dispatch passes of "
+                                 "--pass-pipeline, and none was given")
             return _render_output(module, args.emit, args.mlir_print_debuginfo), produced
     finally:
         handler.detach()
