@@ -138,10 +138,11 @@ def _checked_dlpack(obj) -> _CheckedCapsule:
     if not _capsule_valid(capsule, b"dltensor"):
         raise ArgumentError(f"its __dlpack__() returned {type(capsule).__name__}, not an "
                             f"unused DLPack capsule (\"dltensor\")")
-    raw = _read_memory(_capsule_pointer(capsule, b"dltensor"), ctypes.sizeof(_DLTensor))
+    # A DLManagedTensor: the tensor, then the manager's context and deleter pointers.
+    raw = _read_memory(_capsule_pointer(capsule, b"dltensor"), ctypes.sizeof(_DLTensor) + 16)
     if raw is None:
         raise ArgumentError("its DLPack capsule points at unreadable memory")
-    tensor = _DLTensor.from_buffer_copy(raw)
+    tensor = _DLTensor.from_buffer_copy(raw[:ctypes.sizeof(_DLTensor)])
     if not 0 <= tensor.ndim <= MAX_DLPACK_DIMS:
         raise ArgumentError(f"its DLPack tensor has {tensor.ndim} dimensions")
     if tensor.ndim:
