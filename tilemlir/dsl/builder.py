@@ -93,6 +93,7 @@ class KernelBuilder:
         if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
             raise KernelError(f"the grid must be 1 to 3 positive integers, got {list(dims)}")
         self.grid = list(dims)
+        self._check_cluster()
 
     def set_cluster(self, dims: list[int], non_portable: bool = False) -> None:
         if self.cluster is not None and list(dims) != self.cluster:
@@ -102,13 +103,20 @@ class KernelBuilder:
             raise KernelError(f"the cluster shape is 1 to 3 extents, got {list(dims)}")
         self.cluster = list(dims)
         self.non_portable_cluster = non_portable
+        self._check_cluster()
 
-    def _cluster_size(self) -> list[int]:
+    def _check_cluster(self) -> None:
+        """Checks the cluster shape as soon as it (and the grid) are declared, so that the
+        error names that line; finish() checks again for a grid declared after it."""
+        if self.cluster is not None:
+            self._cluster_size(grid_known=self.grid is not None)
+
+    def _cluster_size(self, grid_known: bool = True) -> list[int]:
         """The cluster shape as 3 extents, checked against the grid (the launch needs whole
         clusters) and the portable limit of 8 CTAs (16 with the non-portable opt-in)."""
         cluster = self.cluster + [1] * (3 - len(self.cluster))
         grid = self.grid_size()
-        if any(g % c for g, c in zip(grid, cluster)):
+        if grid_known and any(g % c for g, c in zip(grid, cluster)):
             raise KernelError(f"the grid {list(grid)} is not made of whole clusters of "
                               f"{cluster}")
         ctas = cluster[0] * cluster[1] * cluster[2]

@@ -461,15 +461,14 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     """The GEMM callable with the fastest of candidate_configs(M, N, K), timed on `inputs`
     ((a, b) torch CUDA tensors; random ones if None) by tilemlir.autotune, which remembers the
     choice in memory and under the compile cache (a later process times nothing)."""
-    from tilemlir.runtime.cuda import require_torch_cuda
-    torch = require_torch_cuda("tuned_hgemm")
-
     import tilemlir
+    from tilemlir.runtime.cuda import require_torch_cuda
     from tilemlir.runtime.tuning import do_bench
     _check_shape(M, N, K, dtype)
     if _family(_target(target)) != "hopper":
         raise TargetError(f"tuned_hgemm tunes the sm_90a kernels; on "
                           f"{_target(target).chip} use hgemm (one configuration per shape)")
+    torch = require_torch_cuda("tuned_hgemm")
     torch_dtype = getattr(torch, _TORCH_DTYPES[dtype])
     if inputs is None:
         inputs = (torch.randn(M, K, device="cuda", dtype=torch_dtype),
