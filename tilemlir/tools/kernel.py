@@ -19,7 +19,7 @@ from mlir import ir
 
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.values import KernelError
-from tilemlir.env import flag as env_flag
+from tilemlir.env import SettingError, flag as env_flag
 from tilemlir.pipeline import PipelineError, build_pass_manager
 from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
@@ -101,9 +101,14 @@ def diag_file(d) -> str:
 
 def main() -> None:
     try:
+        debug = env_flag("TILEMLIR_DEBUG")
+    except SettingError as err:
+        print(f"tilemlir-kernel: {err}", file=sys.stderr)
+        sys.exit(1)
+    try:
         code = run(sys.argv[1:])
     except Exception as err:
-        if env_flag("TILEMLIR_DEBUG"):
+        if debug:
             raise
         print(f"tilemlir-kernel: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         code = 1
