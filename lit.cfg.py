@@ -34,7 +34,7 @@ if lit_config.params.get("require_ptxas", "0") not in ("0", "") and \
         "ptxas" not in config.available_features:
     lit_config.fatal("require_ptxas=1, but ptxas was not found (pip install 'tilemlir[tools]' "
                      "brings it, or set TILEMLIR_PTXAS)")
-config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools",
+config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools", "dialects",
                    "bench", "docs", "results", "build", ".venv", ".devbundle", ".git"]
 if not installed:
     config.environment["PYTHONPATH"] = os.pathsep.join([root, os.environ.get("PYTHONPATH", "")])

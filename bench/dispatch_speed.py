@@ -35,7 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from mlir import ir  # noqa: E402
 
 from tilemlir.ir.context import make_context  # noqa: E402
-from tilemlir.pipeline import _split_top, build_pass_manager, parse_pipeline  # noqa: E402
+from tilemlir.pipeline import (PipelineOptions, build_pass_manager, dispatch_pass,  # noqa: E402
+                               tile_to_ptx)
+from tilemlir.target import Target  # noqa: E402
+from tilemlir.tools.pass_pipeline import _split_top  # noqa: E402
 
 CHIP = "sm_80"
 ACC = '#tile.layout<"S[(2, 8, 4, 2):(2, 4@laneid, 1@laneid, 1)]">'
@@ -130,7 +133,7 @@ def ops_per_second(kind: str, n: int) -> tuple[int, float, float]:
     ctx = make_context()
     with ctx:
         module = ir.Module.parse(text(n))
-        pm = build_pass_manager(f"builtin.module(tile-dispatch{{chip={CHIP}}})", ctx)
+        pm = build_pass_manager(dispatch_pass(Target(CHIP)), ctx)
         wall, cpu = time.perf_counter(), time.process_time()
         pm.run(module.operation)
         wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -156,7 +159,7 @@ def _one_pass_each(steps):
 def pipeline_profile(n: int) -> list[tuple[str, float]]:
     """(pass, seconds) for each pass of tile-to-ptx on the mixed module, run one at a time."""
     ctx = make_context()
-    steps = list(_one_pass_each(parse_pipeline(f"builtin.module(tile-to-ptx{{chip={CHIP}}})")))
+    steps = list(_one_pass_each(tile_to_ptx(PipelineOptions(Target(CHIP)))))
     times = []
     with ctx:
         module = ir.Module.parse(mixed_text(n))

@@ -13,10 +13,9 @@ The functions below load on first use, so that `import tilemlir` stays light (no
 
 from importlib import import_module as _import_module
 
-__version__ = "0.1.0"
-
 # name -> the module that defines it, imported on first access.
 _LAZY = {
+    "__version__": "tilemlir.version",
     "compile": "tilemlir.runtime.compiler",
     "autotune": "tilemlir.runtime.tuning",
     "interpret": "tilemlir.reference",
@@ -24,7 +23,7 @@ _LAZY = {
     "torch_op": "tilemlir.runtime.torch_ops",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = list(_LAZY)
 
 
 def __getattr__(name):

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import tilemlir
-from tilemlir.dispatch.async_proxy import check_async_proxy
+from tilemlir.checks.async_proxy import check_async_proxy
 from tilemlir.dsl.primitives import _Fence
 from tilemlir.kernels import hgemm_hopper, hgemm_tcgen05
 

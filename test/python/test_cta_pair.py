@@ -1,10 +1,10 @@
-"""The proof that only the even CTA of a pair reaches a block (tilemlir/dispatch/cta_pair.py),
+"""The proof that only the even CTA of a pair reaches a block (tilemlir/analysis/cta_pair.py),
 on conditions as the language writes them."""
 
 import pytest
 from mlir import ir
 
-from tilemlir.dispatch.cta_pair import leader_only_reason
+from tilemlir.analysis.cta_pair import leader_only_reason
 from tilemlir.ir.context import make_context
 
 ACCEPTED = {

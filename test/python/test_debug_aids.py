@@ -130,24 +130,26 @@ def test_printing_kernels_assemble(chip):
 
 # ---------------------------------------------------------------- line info
 
-def _lines_of(ptx: str) -> list[tuple[int, str]]:
-    """(source line, instruction) for each instruction of `ptx` that follows a `.loc`."""
-    out, line = [], None
+def _lines_of(ptx: str) -> list[tuple[tuple[str, int], str]]:
+    """((source file, line), instruction) for each instruction of `ptx` that follows a `.loc`."""
+    files = dict(re.findall(r'\.file\s+(\d+)\s+"([^"]+)"', ptx))
+    out, where = [], None
     for text in ptx.splitlines():
         text = text.strip()
-        m = re.match(r"\.loc\s+1\s+(\d+)\s+\d+", text)
+        m = re.match(r"\.loc\s+(\d+)\s+(\d+)\s+\d+", text)
         if m:
-            line = int(m.group(1))
-        elif line is not None and text and not text.startswith(("//", "$", ".", "{", "}", "(",
-                                                                 ")")):
-            out.append((line, text))
+            where = (files[m.group(1)], int(m.group(2)))
+        elif where is not None and text and not text.startswith(("//", "$", ".", "{", "}", "(",
+                                                                  ")")):
+            out.append((where, text))
     return out
 
 
-def _source_lines(module, needle: str) -> set[int]:
-    """The line numbers of `module`'s source that contain `needle`."""
-    path = Path(module.__file__)
-    return {i for i, text in enumerate(path.read_text().splitlines(), 1) if needle in text}
+def _source_lines(module, needle: str) -> set[tuple[str, int]]:
+    """(file, line) of the lines of `module`'s source that contain `needle`."""
+    path = Path(module.__file__).resolve()
+    return {(str(path), i) for i, text in enumerate(path.read_text().splitlines(), 1)
+            if needle in text}
 
 
 def test_line_info_maps_the_demo_instructions_to_its_python_lines():
@@ -156,9 +158,9 @@ def test_line_info_maps_the_demo_instructions_to_its_python_lines():
     assert re.search(r'\.file\s+1 "([^"]*)"', ptx).group(1) == \
         str(Path(mma_demo.__file__).resolve())
     lines = _lines_of(ptx)
-    mma = {line for line, text in lines if text.startswith("mma.sync")}
-    loads = {line for line, text in lines if text.startswith("ld.global")}
-    stores = {line for line, text in lines if text.startswith("st.global")}
+    mma = {where for where, text in lines if text.startswith("mma.sync")}
+    loads = {where for where, text in lines if text.startswith("ld.global")}
+    stores = {where for where, text in lines if text.startswith("st.global")}
     assert mma == _source_lines(mma_demo, "Tx.warp.gemm(")
     assert loads == _source_lines(mma_demo, "_reg[s] = A_g[") | \
         _source_lines(mma_demo, "_reg[s] = B_g[")
@@ -167,14 +169,18 @@ def test_line_info_maps_the_demo_instructions_to_its_python_lines():
 
 
 def test_line_info_maps_hopper_gemm_instructions_to_their_python_lines():
+    """hgemm_v6's wgmma and TMA instructions point at the lines that issue them: in the kernel
+    or in the shared parts it is built from (macros carry their own file and line)."""
     from tilemlir.kernels import hgemm_hopper
+    from tilemlir.kernels.parts import epilogue, mainloop
     ptx = tilemlir.compile(hgemm_v6(1000, 1000, 1000), target="sm_90a", cache=False,
                            line_info=True).ptx
     lines = _lines_of(ptx)
-    wgmma = {line for line, text in lines if text.startswith("wgmma.mma_async")}
-    tma = {line for line, text in lines if text.startswith("cp.async.bulk.tensor")}
-    assert wgmma and wgmma <= _source_lines(hgemm_hopper, "gemm_async(")
-    assert tma and tma <= _source_lines(hgemm_hopper, "copy_async(")
+    wgmma = {where for where, text in lines if text.startswith("wgmma.mma_async")}
+    tma = {where for where, text in lines if text.startswith("cp.async.bulk.tensor")}
+    sources = (hgemm_hopper, mainloop, epilogue)
+    assert wgmma and wgmma <= set().union(*(_source_lines(m, "gemm_async(") for m in sources))
+    assert tma and tma <= set().union(*(_source_lines(m, "copy_async(") for m in sources))
 
 
 def _strip_line_info(ptx: str) -> str:

@@ -13,6 +13,9 @@ import pytest
 import tilemlir
 from tilemlir.dispatch.registry import REGISTRY, variants_for
 from tilemlir.ir.dialect import BUFFER_OPS, DISPATCHED, OPS, read_ops
+from tilemlir.lowering.cuda import load_variants
+
+load_variants()
 
 PACKAGE = Path(tilemlir.__file__).resolve().parent
 SOURCES = sorted(PACKAGE.rglob("*.py"))

@@ -1,11 +1,18 @@
 """The variant registry and the dispatcher's contract (ordering, hints, aggregated reasons)."""
 
+import subprocess
+import sys
+
 import pytest
 from mlir import ir
 
 from tilemlir.dispatch.registry import Registry, Reject, Variant, predicate, variants_for
 from tilemlir.ir.context import make_context
-from tilemlir.pipeline import build_pass_manager
+from tilemlir.lowering.cuda import load_variants
+from tilemlir.pipeline import build_pass_manager, dispatch_pass
+from tilemlir.target import Target
+
+load_variants()
 
 
 def _variant(name, priority, predicates=(), lower=None):
@@ -18,6 +25,16 @@ def test_mma_variant_is_registered_for_gemm_on_cuda():
     mma = next(v for v in variants_for("gemm") if v.name == "mma.m16n8k*")
     assert mma.priority == 10
     assert {p.name for p in mma.predicates} >= {"full_active_lanes", "no_replica"}
+
+
+def test_a_lookup_before_the_variants_are_loaded_says_so():
+    """The registry never imports the variants (they sit above it): asking before anyone loaded
+    them is a clear error, not an empty list that reads as "no variant applies"."""
+    code = "from tilemlir.dispatch.registry import variants_for\nvariants_for('gemm')"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert run.returncode == 1
+    assert "the cuda variants are not loaded: call tilemlir.lowering.cuda.load_variants()" \
+        in run.stderr
 
 
 def test_variants_are_tried_by_priority_then_name():
@@ -70,7 +87,7 @@ def _dispatch(text, chip="sm_80"):
     with make_context():
         module = ir.Module.parse(text)
         try:
-            build_pass_manager(f"builtin.module(tile-dispatch{{chip={chip}}})").run(module.operation)
+            build_pass_manager(dispatch_pass(Target(chip))).run(module.operation)
         except ir.MLIRError as err:
             return None, [d.message for d in err.error_diagnostics]
         return str(module), []

@@ -15,8 +15,11 @@ from mlir import ir
 
 from tilemlir.dispatch import dispatcher, memo
 from tilemlir.ir.context import make_context
+from tilemlir.lowering.cuda import load_variants
 from tilemlir.lowering.materialize import run_materialize
 from tilemlir.target import DEFAULT_CHIP, Target
+
+load_variants()
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,7 +42,7 @@ def dispatched(text: str, chip: str, replay: bool, materialize: bool = False):
         failures = []
         for op in module.body.operations:
             if op.operation.name == "gpu.module":
-                failures += dispatcher.run_dispatch(op.operation, Target.parse(chip),
+                failures += dispatcher.run_dispatch(op.operation, Target(chip),
                                                     replay=replay)
                 if materialize and not failures:
                     failures += run_materialize(op.operation)
@@ -139,7 +142,7 @@ def _seconds(text: str) -> float:
             gpu_module = next(op.operation for op in module.body.operations
                               if op.operation.name == "gpu.module")
             began = time.process_time()
-            assert dispatcher.run_dispatch(gpu_module, Target.parse("sm_80")) == []
+            assert dispatcher.run_dispatch(gpu_module, Target("sm_80")) == []
             assert run_materialize(gpu_module) == []
             best = min(best, time.process_time() - began)
     return best

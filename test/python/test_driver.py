@@ -15,8 +15,10 @@ def fake(monkeypatch):
     monkeypatch.setattr(cuda, "driver", lambda: driver)
     monkeypatch.setattr(cuda, "_contexts", {})
     cuda._driver_problem.cache_clear()
+    cuda._device_chip.cache_clear()
     yield driver
     cuda._driver_problem.cache_clear()
+    cuda._device_chip.cache_clear()
 
 
 def test_without_a_driver_the_problem_is_named_and_nothing_aborts():
@@ -50,6 +52,13 @@ def test_driver_problems_are_told_apart(fake, monkeypatch):
 def test_device_chip(fake, capability, chip):
     fake.capability = capability
     assert cuda.device_chip(1) == chip
+
+
+def test_the_chip_is_asked_once_per_device(fake):
+    fake.capability = (9, 0)
+    assert cuda.device_chip(0) == "sm_90a"
+    fake.capability = (8, 0)              # a device does not change: the first answer stands
+    assert cuda.device_chip(0) == "sm_90a" and cuda.device_chip(1) == "sm_80"
 
 
 def test_errors_name_the_call_and_the_error(fake):

@@ -86,7 +86,10 @@ def test_split_k_matches_torch(shape, config, dtype):
 
 FRONT_DOOR = [(1000, 1000, 8192), (1000, 1000, 1000), (2048, 2048, 2048), (4096, 4096, 512),
               (3000, 5120, 2056), (500, 504, 8192), (64, 64, 8192), (1536, 4096, 4096),
-              (2048, 5120, 2048)]
+              (2048, 5120, 2048),
+              # smaller than a tile in M, N or K: the windows hang past the edges
+              (1, 4096, 4096), (16, 4096, 4096), (7, 1000, 512), (64, 64, 8), (128, 128, 16),
+              (2192, 4296, 40), (33, 72, 24)]
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=["f16", "bf16"])

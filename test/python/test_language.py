@@ -5,6 +5,7 @@ import re
 import pytest
 from mlir import ir
 
+import tilemlir
 import tilemlir.lang as T
 from tilemlir.lang import KernelError, S, TileLayout, laneid
 
@@ -106,9 +107,24 @@ def test_a_slice_out_of_bounds_names_the_dimension():
     @T.prim_func
     def k(A: T.Buffer((64, 64), "float16"), D: T.Buffer((64, 64), "float16")):
         T.thread_id([128])
-        Tx.cta.copy(D[:, :], A[0:64, 32:96])  # marker-oob
+        Tx.cta.copy(D[:, :], A[64:128, 0:64])  # marker-oob
     message = _error(k)
-    assert f":{_line_of(k, 'marker-oob')}:" in message and "out of dim 1 (size 64)" in message
+    assert f":{_line_of(k, 'marker-oob')}:" in message and "out of dim 0 (size 64)" in message
+
+
+def test_a_global_window_past_the_edge_is_refused_to_an_unmasked_copy():
+    """A window of a global buffer may hang past its edge (for masked copies and TMA); an
+    unmasked copy of one is refused at its line, naming the dim."""
+    @T.prim_func
+    def k(A: T.Buffer((64, 64), "float16"), D: T.Buffer((64, 64), "float16")):
+        T.thread_id([128])
+        Tx.cta.copy(D[:, :], A[0:64, 32:96])  # marker-oob
+    with pytest.raises(ir.MLIRError) as info:
+        tilemlir.compile(k, target="sm_90a", cache=False)
+    message = str(info.value)
+    assert f":{_line_of(k, 'marker-oob')}:" in message
+    assert "SRC hangs past its global buffer's edge ([32, 96) of dim 1, whose extent is 64)" \
+        in message
 
 
 def test_layout_misuse_is_a_clear_error():

@@ -1,10 +1,11 @@
 """Imports go downward only (docs: DESIGN.md, "Layers"): no import cycle between tilemlir's modules,
 and the kernel language never reaches into lowering. Imports inside functions count too.
 
-The one allowed loop is variant registration: the registry imports tilemlir.lowering.cuda
-(which imports every variant module) and each variant imports the registry to register itself.
-The root package is left out: it only re-exports tilemlir.compile lazily, and modules import it
-for its __file__ and __version__.
+Variant registration is no exception: the variants import the registry to register, and the
+registry never imports them (the pipeline calls tilemlir.lowering.cuda.load_variants()).
+The root package counts as well: it re-exports tilemlir.compile & co. (lazily, naming their
+modules in strings, which count as imports), so the compiler and everything it builds on may
+not import it (the version lives in tilemlir.version).
 """
 
 import ast
@@ -13,7 +14,6 @@ from pathlib import Path
 import tilemlir
 
 PACKAGE = Path(tilemlir.__file__).resolve().parent
-REGISTRATION = ("tilemlir.dispatch.registry", "tilemlir.lowering.cuda")
 
 
 def _module_name(path: Path) -> str:
@@ -40,14 +40,16 @@ def imports_of(name: str, source: str) -> set[str]:
             # `from pkg import mod` imports the submodule; `from mod import name` the module
             found.update(f"{module}.{a.name}" if f"{module}.{a.name}" in MODULES else module
                          for a in node.names)
-    return {m for m in found if m in MODULES and m not in (name, "tilemlir")}
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) and \
+                node.value.startswith("tilemlir."):
+            # a module named by a string is imported by name (importlib.import_module, the
+            # root package's table of lazy names, `python -m`)
+            found.add(node.value)
+    return {m for m in found if m in MODULES and m != name}
 
 
 def import_graph() -> dict[str, set[str]]:
-    graph = {name: imports_of(name, path.read_text()) for name, path in MODULES.items()
-             if name != "tilemlir"}
-    graph[REGISTRATION[0]].discard(REGISTRATION[1])
-    return graph
+    return {name: imports_of(name, path.read_text()) for name, path in MODULES.items()}
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -78,7 +80,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
-def test_no_import_cycles_except_variant_registration():
+def test_no_import_cycles():
     assert cycles(import_graph()) == []
 
 
@@ -109,10 +111,36 @@ def test_the_foundation_layers_import_only_the_ones_below():
 
 
 def test_dispatch_reads_buffers_through_ir_not_lowering():
-    """dispatch/ sits under lowering/: only the registry's registration import goes up."""
+    """dispatch/ sits under lowering/, the registry included (it never imports the variants)."""
     above = ("tilemlir.lowering", "tilemlir.runtime", "tilemlir.dsl", "tilemlir.lang")
     reaching = {name: sorted(m for m in deps if m.startswith(above))
                 for name, deps in import_graph().items() if name.startswith("tilemlir.dispatch")}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
+def test_the_runtime_reads_the_kernel_abi_not_lowering():
+    """What a kernel declares (tilemlir/ir/kernel_abi.py) is read by the runtime as by the
+    language and the interpreter; the runtime compiles through the pipeline, never lowering."""
+    reaching = {name: sorted(m for m in deps if m.startswith("tilemlir.lowering"))
+                for name, deps in import_graph().items() if name.startswith("tilemlir.runtime")}
+    assert {n: d for n, d in reaching.items() if d} == {}
+
+
+def test_only_the_tools_read_pipeline_text():
+    """tilemlir.compile hands objects to the passes (tilemlir/pipeline.py); pipeline text is
+    tilemlir-opt's (and tilemlir-kernel's) input, read by tilemlir/tools/pass_pipeline.py."""
+    readers = sorted(name for name, deps in import_graph().items()
+                     if "tilemlir.tools.pass_pipeline" in deps
+                     and not name.startswith("tilemlir.tools"))
+    assert readers == []
+
+
+def test_the_checks_build_on_the_foundation_and_targets_only():
+    """checks/ (tile-verify, tile-check-async-proxy) runs before dispatch and reads tile IR: it
+    sits on the foundation layers and target/, under dispatch/ and everything above it."""
+    allowed = FOUNDATION + ("tilemlir.checks", "tilemlir.target")
+    reaching = {name: sorted(m for m in deps if _layer(m) not in allowed)
+                for name, deps in import_graph().items() if _layer(name) == "tilemlir.checks"}
     assert {n: d for n, d in reaching.items() if d} == {}
 
 
@@ -131,3 +159,5 @@ def test_the_checks_see_function_level_and_relative_imports():
     assert imports_of("tilemlir.dsl.kernel", source) == {
         "tilemlir.dsl.values", "tilemlir.lowering.addresses", "tilemlir.runtime"}
     assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    lazy = '_LAZY = {"compile": "tilemlir.runtime.compiler"}\nNAME = "tilemlir"\n'
+    assert imports_of("tilemlir.version", lazy) == {"tilemlir.runtime.compiler"}

@@ -17,11 +17,21 @@ PYPROJECT = PACKAGE.parent / "pyproject.toml"
 
 
 def test_the_dialect_file_and_py_typed_are_package_data():
-    package_data = tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]["package-data"]
-    for path in (DIALECT_FILE, PACKAGE / "py.typed"):
-        assert path.is_file()
-        relative = path.relative_to(PACKAGE).as_posix()
-        assert any(fnmatch.fnmatch(relative, pattern) for pattern in package_data["tilemlir"])
+    """The IRDL file lives once, in the top-level dialects/, and ships as tilemlir/dialects/."""
+    config = tomllib.loads(PYPROJECT.read_text())["tool"]["setuptools"]
+    setup = (PACKAGE.parent / "setup.py").read_text()
+    assert '"tilemlir.dialects"' in setup and 'package_dir={"tilemlir.dialects": "dialects"}' in setup
+    assert any(fnmatch.fnmatch(DIALECT_FILE.name, pattern)
+               for pattern in config["package-data"]["tilemlir.dialects"])
+    assert "py.typed" in config["package-data"]["tilemlir"] and (PACKAGE / "py.typed").is_file()
+
+
+def test_there_is_one_dialect_file():
+    """In a checkout: dialects/tile.irdl.mlir, and no copy of it under tilemlir/."""
+    if not (PACKAGE.parent / "dialects").is_dir():
+        pytest.skip("an installed tilemlir: the wheel's tilemlir/dialects/ is the one copy")
+    assert DIALECT_FILE == PACKAGE.parent / "dialects" / "tile.irdl.mlir"
+    assert list(PACKAGE.rglob("*.irdl.mlir")) == []
 
 
 def test_the_version_has_one_source():

@@ -8,10 +8,11 @@ import mlir.dialects.nvvm as nvvm_dialect
 import pytest
 
 from harness import PyCase
-from tilemlir.pipeline import PipelineError, check_opt_level, parse_pipeline
+from tilemlir.pipeline import PipelineError, check_opt_level
 from tilemlir.target import Target, TargetError
 from tilemlir.target.chips import KNOWN_PTX, NVVM_REQUIREMENTS, nvvm_requirement
 from tilemlir.ir.source import MAX_NESTING, SourceError, check_nesting, decode
+from tilemlir.tools.pass_pipeline import parse_pipeline
 
 NVVM_OPS = sorted({cls.OPERATION_NAME for dialect in (nvvm_dialect, nvgpu_dialect)
                    for _, cls in inspect.getmembers(dialect, inspect.isclass)
@@ -46,11 +47,11 @@ def test_every_table_entry_names_an_existing_op_family():
     ("nvgpu.mbarrier.create", "sm_75", True),
 ])
 def test_requirements_per_chip(op, chip, ok):
-    assert Target.parse(chip).supports(nvvm_requirement(op)) is ok
+    assert Target(chip).supports(nvvm_requirement(op)) is ok
 
 
 def test_a_newer_ptx_unlocks_a_ptx_gated_op():
-    assert Target.parse("sm_90a", 83).supports(nvvm_requirement("nvvm.fence.proxy.acquire"))
+    assert Target("sm_90a", 83).supports(nvvm_requirement("nvvm.fence.proxy.acquire"))
 
 
 @pytest.mark.parametrize("chip,ptx,words", [
@@ -73,13 +74,13 @@ def test_a_newer_ptx_unlocks_a_ptx_gated_op():
 ])
 def test_bad_targets(chip, ptx, words):
     with pytest.raises(TargetError, match=None) as err:
-        Target.parse(chip, ptx)
+        Target(chip, ptx)
     assert words in str(err.value)
 
 
 @pytest.mark.parametrize("ptx", KNOWN_PTX[KNOWN_PTX.index(80):])
 def test_every_known_ptx_at_or_above_the_floor_is_accepted(ptx):
-    assert Target.parse("sm_90a", ptx).features == f"+ptx{ptx}"
+    assert Target("sm_90a", ptx).features == f"+ptx{ptx}"
 
 
 @pytest.mark.parametrize("value", [-1, 4, 99, "99", "x", "", 1.5, True, None, "2 "])
@@ -140,7 +141,7 @@ def test_nesting_guard(text, deep):
 KERNEL = "from tilemlir.kernels.mma_demo import gemm_16x8x16 as k\n"
 CASES = [
     *[PyCase(f"compile-opt-level-{i}", KERNEL + f"tilemlir.compile(k, target='sm_80', opt_level={v!r}, cache=False)",
-             "PipelineError", ("opt-level of tile-to-ptx must be 0, 1, 2 or 3",))
+             "PipelineError", ("opt_level must be 0, 1, 2 or 3",))
       for i, v in enumerate([99, -1, 4, "fast", 1.5])],
     PyCase("compile-target-int", KERNEL + "tilemlir.compile(k, target=90, cache=False)",
            "TargetError", ("got 90 (int)",)),
@@ -148,7 +149,7 @@ CASES = [
            "TargetError", ("unsupported chip 'sm_42'",)),
     PyCase("compile-target-ptx-999", KERNEL + "from tilemlir.target import Target\n"
            "tilemlir.compile(k, target=Target('sm_90a', 999), cache=False)",
-           "PipelineError", ("unknown PTX ISA version 999",)),
+           "TargetError", ("unknown PTX ISA version 999",)),
     PyCase("compile-opt-level-0-works", KERNEL + "tilemlir.compile(k, target='sm_80', opt_level=0, cache=False)", None),
 ]
 

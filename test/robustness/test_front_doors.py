@@ -42,10 +42,12 @@ for dim, args in (("M", "2**40, 1024, 1024"), ("N", "1024, 2**40, 1024"), ("K", 
                   ("M", "2**31, 1024, 1024")):
     case(f"hgemm-{dim}-{args.split(',')[['M', 'N', 'K'].index(dim)].strip()}", GEMM + f"hgemm({args})",
          "ShapeError", f"hgemm: {dim}=", "exceeds 2147483647, the largest extent the kernels address")
-for k in (1, 32, 63):
-    case(f"hgemm-K-{k}", GEMM + f"hgemm(1024, 1024, {k})", "ShapeError",
-         f"hgemm: K={k} is smaller than 64, the k-tile every shipped GEMM kernel loads; K < 64 "
-         f"is not supported yet")
+for k in (1, 63):
+    case(f"hgemm-K-{k}", GEMM + f"hgemm(1024, 1024, {k}, target='sm_90a')", "ShapeError",
+         f"hgemm_v6: K={k} must be a multiple of 8 (TMA needs 16-byte row strides")
+case("hgemm-K-32-works", GEMM + "assert hgemm(1024, 1024, 32, target='sm_90a').kernel.ptx", None)
+case("hgemm-K-32-sm80", GEMM + "hgemm(1024, 1024, 32, target='sm_80')", "ShapeError",
+     "hgemm on sm_80: K=32 must be a multiple of 64 (its kernel's smallest tile)")
 for i, value in enumerate(("0", "-1", "1.5", "True", "'1024'", "None")):
     case(f"hgemm-M-bad-{i}", GEMM + f"hgemm({value}, 1024, 1024)", "ShapeError",
          f"hgemm: M must be a positive integer, got {eval(value)!r}")
@@ -94,8 +96,7 @@ for i, args in enumerate(("0, 1024, 1024", "-1, 1024, 1024", "1024.5, 1024, 1024
                           "1024, 1024, 0.5")):
     case(f"candidate-configs-bad-{i}", GEMM + f"candidate_configs({args})", "ShapeError",
          "candidate_configs: ", "must be a positive integer")
-case("candidate-configs-K-32", GEMM + "candidate_configs(1024, 1024, 32)", "ShapeError",
-     "candidate_configs: K=32 is smaller than 64")
+case("candidate-configs-K-32-works", GEMM + "assert candidate_configs(1024, 1024, 32)", None)
 case("candidate-configs-sms-0", GEMM + "candidate_configs(1024, 1024, 1024, sms=0)", "ShapeError",
      "candidate_configs: sms must be an integer of at least 2")
 case("choose-config-sm75", GEMM + "choose_config(1024, 1024, 1024, target='sm_75')", "TargetError",
@@ -104,8 +105,8 @@ case("choose-config-sm75", GEMM + "choose_config(1024, 1024, 1024, target='sm_75
 # ---------------------------------------------------------------- hgemm_fused
 case("fused-M-2**40", FUSED + "hgemm_fused(2**40, 1024, 1024)", "ShapeError",
      "hgemm_fused: M=1099511627776 exceeds 2147483647")
-case("fused-K-32", FUSED + "hgemm_fused(1024, 1024, 32)", "ShapeError",
-     "hgemm_fused: K=32 is smaller than 64")
+case("fused-K-36", FUSED + "hgemm_fused(1024, 1024, 36)", "ShapeError",
+     "hgemm_fused: K=36 must be a multiple of 8")
 case("fused-N-0", FUSED + "hgemm_fused(1024, 0, 1024)", "ShapeError",
      "hgemm_fused: N must be a positive integer, got 0")
 for value in ("nan", "inf", "-inf"):

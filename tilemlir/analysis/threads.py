@@ -31,6 +31,7 @@ import numpy as np
 from mlir import ir
 
 from tilemlir.analysis.values import UNIFORM, ValueAnalysis
+from tilemlir.ir.kernel_abi import block_size
 
 SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
 _FUNCTION_OPS = ("gpu.func", "func.func", "builtin.module")
@@ -45,14 +46,6 @@ def enclosing(op, name: str):
             return parent
         parent = parent.parent
     return None
-
-
-def block_size(func) -> tuple[int, int, int] | None:
-    """The `known_block_size` of a gpu.func, if it declares one."""
-    if func is None or "known_block_size" not in func.attributes:
-        return None
-    attr = ir.DenseI32ArrayAttr(func.attributes["known_block_size"])
-    return tuple(attr[i] for i in range(len(attr)))
 
 
 def analysis_of(op: ir.Operation) -> ValueAnalysis:

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from mlir import ir
 
 from tilemlir.analysis import threads
+from tilemlir.ir import kernel_abi
 from tilemlir.ir.dialect import DISPATCHED
 from tilemlir.ir.types import BufferType, is_buffer_type, parse_buffer_type
 from tilemlir.target import Target
@@ -75,7 +76,7 @@ class DispatchContext:
 
     @functools.cached_property
     def block_size(self) -> tuple[int, int, int] | None:
-        return threads.block_size(self.func)
+        return kernel_abi.block_size(self.func)
 
     @functools.cached_property
     def branches(self) -> list[threads.Branch]:

@@ -34,7 +34,7 @@ import math
 from mlir import ir
 
 from tilemlir.analysis.values import ValueAnalysis
-from tilemlir.analysis.threads import block_size
+from tilemlir.ir.kernel_abi import block_size
 
 _FUNCTION_OPS = ("gpu.func", "func.func")
 # How many defining ops deep a scalar value (a dynamic offset, a branch condition) is described.

@@ -72,6 +72,9 @@ class Variant:
 @dataclass
 class Registry:
     variants: dict[tuple[str, str], list[Variant]] = field(default_factory=dict)
+    # Target families whose variant modules have all been imported (a lookup before then would
+    # see only the variants some import happened to load).
+    loaded: set[str] = field(default_factory=set)
 
     def add(self, variant: Variant) -> None:
         bucket = self.variants.setdefault((variant.primitive, variant.target), [])
@@ -98,6 +101,10 @@ def register(primitive: str, *, name: str, priority: int, target: str = "cuda",
 
 
 def variants_for(primitive: str, target: str = "cuda") -> list[Variant]:
-    """The variants of `primitive`, in the order the dispatcher tries them."""
-    import tilemlir.lowering.cuda  # noqa: F401  (registers the built-in variants)
+    """The variants of `primitive`, in the order the dispatcher tries them. The variants live
+    above the registry (tilemlir/lowering/<target>/), so whoever dispatches loads them first:
+    tilemlir.lowering.cuda.load_variants(), as the pipeline's tile-dispatch does."""
+    if target not in REGISTRY.loaded:
+        raise RuntimeError(f"the {target} variants are not loaded: call "
+                           f"tilemlir.lowering.{target}.load_variants() before dispatching")
     return REGISTRY.lookup(primitive, target)

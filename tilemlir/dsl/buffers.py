@@ -48,6 +48,21 @@ def _sliced(layout: TileLayout, shape: tuple[int, ...], region: tuple) -> TileLa
     return layout.slice(shape, region)
 
 
+def _covering(layout: TileLayout, shape: tuple[int, ...], region: tuple):
+    """(layout, shape, region) to slice: a region hanging past the edges of a strided layout
+    (one memory iterator per dim, as a global buffer's) is sliced out of the same strides
+    extended far enough to hold it."""
+    if all(stop <= extent for (_, stop), extent in zip(region, shape)):
+        return layout, shape, region
+    shard = layout.shard
+    if layout.swizzle is not None or layout.replica or len(shard) != len(shape) or \
+            any(it.axis != "m" or it.extent != extent for it, extent in zip(shard, shape)):
+        return layout, shape, region                    # slice() explains the refusal
+    covering = tuple(max(extent, stop) for (_, stop), extent in zip(region, shape))
+    strides = tuple(it.stride for it in shard)
+    return TileLayout(S[covering:strides]).replace(offset=dict(layout.offset)), covering, region
+
+
 @functools.lru_cache(maxsize=4096)
 def _dim_iterators(layout: TileLayout, shape: tuple[int, ...]) -> tuple[tuple[Iter, ...], ...]:
     return tuple(map(tuple, layout.group(shape)))
@@ -130,7 +145,11 @@ class TileBuffer:
                 start, size = item, 1
                 keep.append(False)
             if isinstance(start, int):
-                if start < 0 or size < 1 or start + size > extent:
+                # A window of a global buffer may hang past its edge (a ragged tile): only
+                # masked copies (bounds=...) and TMA, which reads zeros and clips stores past
+                # the edges, accept such a window (tile-dispatch says so of the others).
+                overhang = self.scope == "global" and start < extent
+                if start < 0 or size < 1 or (start + size > extent and not overhang):
                     raise KernelError(f"slice [{start}:{start + size}] is out of dim {dim} "
                                       f"(size {extent})")
             starts.append(start)
@@ -140,7 +159,7 @@ class TileBuffer:
         if all(keep) and region == [(0, n) for n in self.shape]:
             return self                                   # A[:, :] is A itself
         try:
-            layout = _sliced(self.layout, self.shape, tuple(region))
+            layout = _sliced(*_covering(self.layout, self.shape, tuple(region)))
         except LayoutError as err:
             raise KernelError(f"cannot slice {self!r} at {region}: {err}") from None
         for dim, s in enumerate(starts):
@@ -157,7 +176,8 @@ class TileBuffer:
 
     def _check_dynamic_dim(self, dim: int, size: int) -> None:
         """A dynamic start must only move along memory, in whole inner iterators."""
-        group = _dim_iterators(self.layout, self.shape)[dim]
+        # (iterators of extent 1 cover nothing; grouping may put one in a neighbouring dim)
+        group = [it for it in _dim_iterators(self.layout, self.shape)[dim] if it.extent > 1]
         if any(it.axis != "m" for it in group):
             raise KernelError(f"dim {dim} of {self!r} is spread over threads: it can only be "
                               f"sliced at static offsets")

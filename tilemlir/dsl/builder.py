@@ -12,10 +12,9 @@ import math
 from mlir import ir
 from mlir.dialects import gpu
 
-from tilemlir.dispatch.verify import MAX_CLUSTER_CTAS, MAX_NON_PORTABLE_CLUSTER_CTAS
+from tilemlir.checks.verify import MAX_CLUSTER_CTAS, MAX_NON_PORTABLE_CLUSTER_CTAS
 from tilemlir.dsl.values import KernelError
-from tilemlir.ir import emit
-from tilemlir.ir.dialect import CLUSTER_ATTR, NON_PORTABLE_CLUSTER_ATTR
+from tilemlir.ir import emit, kernel_abi
 from tilemlir.ir.context import shared_context
 
 _current: list["KernelBuilder"] = []
@@ -42,6 +41,7 @@ class KernelBuilder:
             self.module.operation.attributes["gpu.container_module"] = ir.UnitAttr.get()
         self.func = None
         self.entry = None
+        self.param_names: tuple[str, ...] = ()
         self.grid: list[int] | None = None
         self.cluster: list[int] | None = None
         self.non_portable_cluster = False
@@ -64,8 +64,7 @@ class KernelBuilder:
                     *param_types, arg_locs=[self.location] * len(param_types))
                 with ir.InsertionPoint(self.entry):
                     gpu.ReturnOp([])
-            self.func.operation.attributes["tile.params"] = ir.ArrayAttr.get(
-                [ir.StringAttr.get(n) for n in param_names])
+        self.param_names = tuple(param_names)
         return list(self.entry.arguments)
 
     def body_insertion_point(self) -> ir.InsertionPoint:
@@ -75,15 +74,12 @@ class KernelBuilder:
     def finish(self) -> ir.Module:
         if self.pool is not None and not self.pool.committed:
             raise KernelError("the shared-memory pool was never committed (call pool.commit())")
-        block = self.block_size()
+        declaration = kernel_abi.KernelDeclaration(
+            self.param_names, self.block_size(), self.grid_size(),
+            tuple(self._cluster_size()) if self.cluster is not None else None,
+            self.non_portable_cluster)
         with self.context:
-            attrs = self.func.operation.attributes
-            attrs["known_block_size"] = ir.DenseI32ArrayAttr.get(list(block))
-            attrs["tile.grid"] = ir.DenseI32ArrayAttr.get(list(self.grid_size()))
-            if self.cluster is not None:
-                attrs[CLUSTER_ATTR] = ir.DenseI32ArrayAttr.get(self._cluster_size())
-                if self.non_portable_cluster:
-                    attrs[NON_PORTABLE_CLUSTER_ATTR] = ir.UnitAttr.get()
+            kernel_abi.declare(self.func.operation, declaration)
         return self.module
 
     # ------------------------------------------------------------------ launch shape

@@ -15,7 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
-from tilemlir.dispatch.verify import NAMED_BARRIERS
+from tilemlir.checks.verify import NAMED_BARRIERS
 from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar
 from tilemlir.ir import emit
@@ -46,6 +46,35 @@ def _cta_mask(mask, what: str) -> int:
     return mask
 
 
+def _bounds(bounds, dst, what: str) -> list[ir.Value]:
+    """One index value per dim of `dst`'s window: the valid extent along it."""
+    rank = len(dst.shape)
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != rank:
+        raise KernelError(f"{what}: bounds gives the valid extent of each of the window's "
+                          f"{rank} dims, got {bounds!r}")
+    values = []
+    for d, b in enumerate(bounds):
+        if isinstance(b, bool) or not (isinstance(b, (int, Scalar)) or hasattr(b, "__index__")):
+            raise KernelError(f"{what}: bounds[{d}] must be an int or a device integer, got "
+                              f"{b!r}")
+        values.append(as_scalar(b, emit.index()).value)
+    return values
+
+
+def _fill_attr(fill, dst) -> ir.Attribute:
+    """`fill` (default 0) as an attribute of dst's element type."""
+    elem = dst.dtype
+    value = 0 if fill is None else fill
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise KernelError(f"copy: fill must be a number, got {fill!r}")
+    if isinstance(elem, ir.IntegerType):
+        if not float(value).is_integer():
+            raise KernelError(f"copy: fill {fill!r} is not an integer, and the tile holds "
+                              f"{elem}")
+        return ir.IntegerAttr.get(elem, int(value))
+    return ir.FloatAttr.get(elem, float(value))
+
+
 def _bool(v) -> ir.Value:
     return as_scalar(v, emit.i1()).value if not isinstance(v, bool) else emit.const(int(v), emit.i1())
 
@@ -68,7 +97,7 @@ class Scope:
     def _scope(self) -> dict:
         return {"scope": ir.StringAttr.get(self.name)}
 
-    def copy(self, dst, src, dispatch: str | None = None) -> None:
+    def copy(self, dst, src, bounds=None, fill=None, dispatch: str | None = None) -> None:
         """dst = src for two tiles of one shape and element type (global, shared or registers).
 
         The threads of the scope share the work. The variant follows from the operands' memories
@@ -78,19 +107,40 @@ class Scope:
 
             Tx.cta.copy(As, A[m:m + 128, k:k + 64])         # global -> shared
             Tx.warp.copy(a_frag, As[0:16, :])               # shared -> registers (ldmatrix)
-            Tx.wg.copy(D[m:m + 64, n:n + 128], out)         # registers -> global"""
-        _op("copy", [_buffer(dst, "dst"), _buffer(src, "src")], self._scope(), dispatch)
+            Tx.wg.copy(D[m:m + 64, n:n + 128], out)         # registers -> global
 
-    def copy_async(self, dst, src, barrier=None, multicast: int | None = None,
+        With `bounds` (the valid extent of the window along each dim, ints or device values),
+        only elements whose index is below the bound in every dim are in range: reads out of
+        range give `fill` (default 0; e.g. float("-inf") before a max), writes out of range are
+        skipped. A window of a global buffer may then hang past the buffer's edge (a ragged
+        tile):
+
+            Tx.cta.copy(As, A[m:m + 128, k:k + 64], bounds=(M - m, K - k))
+            Tx.wg.copy(D[m:m + 64, n:n + 128], out, bounds=(M - m, N - n))"""
+        operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if bounds is None:
+            if fill is not None:
+                raise KernelError("copy: fill is the value of elements out of bounds; pass "
+                                  "bounds too")
+            _op("copy", operands, self._scope(), dispatch)
+            return
+        attrs = dict(self._scope(), fill=_fill_attr(fill, dst))
+        _op("copy_masked", operands + _bounds(bounds, dst, "copy"), attrs, dispatch)
+
+    def copy_async(self, dst, src, barrier=None, multicast: int | None = None, bounds=None,
                    dispatch: str | None = None) -> None:
         """Starts an asynchronous copy dst <- src (TMA, cp.async or tcgen05.ld).
 
         - global -> shared with `barrier` (an mbarrier pointer), one thread: a TMA load completing
           on the barrier (`T.ptx.mbarrier.arrive_expect_tx` first). The tensor map comes from the
-          shared tile's layout; the runtime encodes it and passes it to the kernel.
-        - shared -> global, one thread: a TMA store (`T.ptx.bulk.commit_group()`, `wait_group`).
+          shared tile's layout; the runtime encodes it and passes it to the kernel. Reads past
+          the global buffer's edges give zeros.
+        - shared -> global, one thread: a TMA store (`T.ptx.bulk.commit_group()`, `wait_group`),
+          clipped at the buffer's edges.
         - global -> shared without a barrier, the scope's threads: cp.async
-          (`T.ptx.cp_async.commit_group()`, `wait_group(n)`).
+          (`T.ptx.cp_async.commit_group()`, `wait_group(n)`). With `bounds` (the valid extent
+          of the window per dim), elements at or past a bound read as zeros (cp.async's zero
+          fill), so the window may hang past the buffer's edge.
         - tensor memory -> registers, warp or warpgroup scope: tcgen05.ld (then
           `T.ptx.tcgen05.wait.ld()`).
 
@@ -103,6 +153,14 @@ class Scope:
         `src` lands at `dst`'s offset in the shared memory of every CTA of the mask and
         completes on the barrier at `barrier`'s offset in each (TMA multicast)."""
         operands = [_buffer(dst, "dst"), _buffer(src, "src")]
+        if bounds is not None:
+            if barrier is not None or multicast is not None:
+                raise KernelError("copy_async: bounds mask cp.async copies; a TMA copy "
+                                  "(barrier=...) reads zeros past its global buffer's edges "
+                                  "without bounds")
+            _op("copy_async_masked", operands + _bounds(bounds, dst, "copy_async"),
+                self._scope(), dispatch)
+            return
         if multicast is not None:
             if barrier is None:
                 raise KernelError("copy_async with multicast completes on a barrier in each "
@@ -153,7 +211,7 @@ class Scope:
             raise KernelError(f"gemm_async: transpose_B must be True or False, got "
                               f"{transpose_B!r}")
         if cta_group == 2:
-            from tilemlir.dispatch.cta_pair import leader_only_reason
+            from tilemlir.analysis.cta_pair import leader_only_reason
             reason = leader_only_reason(ir.InsertionPoint.current.block, "gemm_async")
             if reason:
                 raise KernelError(reason)

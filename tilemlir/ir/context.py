@@ -1,7 +1,9 @@
 """Contexts that know the tile dialect.
 
-The dialect is defined once, in tilemlir/dialects/tile.irdl.mlir (package data, so wheels and
-sdists carry it), and loaded with IRDL into every Context tilemlir makes.
+The dialect is defined once, in dialects/tile.irdl.mlir at the top of the repository, and
+loaded with IRDL into every Context tilemlir makes. The package ships it as
+tilemlir/dialects/tile.irdl.mlir (setup.py maps the folder), so it is found next to the package
+when installed from a wheel, and next to tilemlir/ in a checkout or an editable install.
 """
 
 from __future__ import annotations
@@ -14,7 +16,16 @@ from pathlib import Path
 from mlir import ir
 from mlir.dialects import irdl
 
-DIALECT_FILE = Path(__file__).resolve().parent.parent / "dialects" / "tile.irdl.mlir"
+def _dialect_file() -> Path:
+    package = Path(__file__).resolve().parent.parent
+    for folder in (package / "dialects", package.parent / "dialects"):   # installed, checkout
+        if (folder / "tile.irdl.mlir").is_file():
+            return folder / "tile.irdl.mlir"
+    raise FileNotFoundError(f"the tile dialect's tile.irdl.mlir is in neither "
+                            f"{package / 'dialects'} nor {package.parent / 'dialects'}")
+
+
+DIALECT_FILE = _dialect_file()
 _DIALECT_TEXT = DIALECT_FILE.read_text()
 
 

@@ -24,12 +24,6 @@ from tilemlir.ir.context import DIALECT_FILE
 BUFFER_OPS = ("global", "alloc_local", "alloc_shared", "tmem", "slice", "view", "storage", "addr")
 # tile.slice's `static_offsets` entry for "the next dynamic offset operand" (as in memref.subview)
 DYNAMIC_OFFSET = -(2 ** 63)
-# Kernel (gpu.func) attributes: the launch grid the language declares, the thread-block cluster
-# shape (array<i32: x, y, z> each), and the opt-in (a unit attribute) to clusters of 9 to 16
-# CTAs, which not every GPU runs (CUDA's "non-portable" cluster sizes).
-GRID_ATTR = "tile.grid"
-CLUSTER_ATTR = "tile.cluster"
-NON_PORTABLE_CLUSTER_ATTR = "tile.cluster_non_portable"
 
 
 @dataclass(frozen=True)

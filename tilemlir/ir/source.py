@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
 
 # Deeper than any real IR, well below the depth (a few thousand) that overflows the parser.
 MAX_NESTING = 256
@@ -47,7 +46,8 @@ _TILE_NAMES = re.compile(r'"(?:[^"\\\n]|\\.)*"|//[^\n]*|(?<![\w.$-])(?P<kind>[!#
 @functools.lru_cache(maxsize=1)
 def _tile_vocabulary() -> dict[str, tuple[str, ...]]:
     """{"!": the dialect's type names, "#": its attribute names}, from its IRDL file."""
-    text = (Path(__file__).resolve().parent.parent / "dialects" / "tile.irdl.mlir").read_text()
+    from tilemlir.ir.context import DIALECT_FILE
+    text = DIALECT_FILE.read_text()
     return {"!": tuple(re.findall(r"irdl\.type @(\w+)", text)),
             "#": tuple(re.findall(r"irdl\.attribute @(\w+)", text))}
 

@@ -51,10 +51,14 @@ class BufferRef:
         return bool(self.dynamic)
 
     def dynamic_terms(self):
-        """Per dynamic slice offset: ([(extent, stride)] of its dim's memory iterators, value)."""
+        """Per dynamic slice offset: ([(extent, stride)] of its dim's memory iterators, value).
+        Iterators of extent 1 move nothing (and grouping may file one under a neighbouring
+        dim); a dim of extent 1 has none: its only offset in range is 0."""
         for src, dim, value in self.dynamic:
             group = src.layout.replace(offset={}).group(src.shape)[dim]
-            yield [(it.extent, it.stride) for it in group if it.axis == "m"], value
+            iters = [(it.extent, it.stride) for it in group if it.axis == "m" and it.extent > 1]
+            if iters:
+                yield iters, value
 
 
 def resolve(value: ir.Value) -> BufferRef:
@@ -94,6 +98,26 @@ def window_ops(value: ir.Value):
     while not isinstance(v.owner, ir.Block) and v.owner.name in WINDOW_OPS:
         yield v.owner
         v = v.owner.operands[0]
+
+
+def overhang(value: ir.Value) -> str | None:
+    """Where the window `value` hangs past the edge of its global buffer (a slice wider than
+    its source, or one at a static offset whose end lies past the source's extent: only masked
+    copies and TMA may touch it), or None."""
+    for op in window_ops(value):
+        if op.name != "tile.slice":
+            continue
+        source = parse_buffer_type(op.operands[0].type)
+        result = parse_buffer_type(op.results[0].type)
+        if len(result.shape) != len(source.shape):
+            continue
+        offsets = ir.DenseI64ArrayAttr(op.attributes["static_offsets"])
+        for d, (start, size, extent) in enumerate(zip(offsets, result.shape, source.shape)):
+            if size > extent or start != DYNAMIC_OFFSET and start + size > extent:
+                where = f"[{start}, {start + size})" if start != DYNAMIC_OFFSET else \
+                    f"{size} elements"
+                return f"{where} of dim {d}, whose extent is {extent}"
+    return None
 
 
 def view_offsets(ref: BufferRef) -> dict[str, int]:

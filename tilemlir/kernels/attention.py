@@ -10,10 +10,11 @@ items come longest first), so the producer loads the next item's Q and keys whil
 consumers finish the last one.
 
 - warpgroup 0 is the producer: one elected thread loads an item's Q block (once the
-  consumers' last Q K^T of the previous item has read Q: the `q_empty` barrier), then K and V
-  of each key block by TMA into a STAGES-deep ring. K and V have their own `full` barriers (so
-  Q K^T can start before V has landed) and their own `empty` barriers (K of a block is free
-  as soon as Q K^T has read it, V only after P V), each freed by both consumers.
+  consumers' last Q K^T of the previous item has read Q: Q is a stage ring of one stage), then
+  K and V of each key block by TMA into STAGES-deep stage rings (tilemlir/kernels/parts/ring.py)
+  that advance in step. K and V have their own `full` barriers (so Q K^T can start before V
+  has landed) and their own `empty` barriers (K of a block is free as soon as Q K^T has read
+  it, V only after P V), each freed by both consumers.
 - warpgroups 1 and 2 are the consumers, 64 query rows each (wgmma's M). Per key block j:
     S = Q K^T                    wgmma from shared memory, fp32 in registers (64 x BKV)
     [causal, diagonal block: S = -inf where key > query]
@@ -50,6 +51,7 @@ import math
 import threading
 
 import tilemlir.lang as T
+from tilemlir.kernels.parts import Barriers, Persistent, ShapeError, warp_specialized
 from tilemlir.lang import wgmma_a_layout, wgmma_accumulator_layout
 
 Tx = T.tile
@@ -61,10 +63,6 @@ CHUNK = 64              # head-dim columns per 128-byte swizzle row (16-bit elem
 LOG2E = 1.4426950408889634
 NEG_INF = float("-inf")
 M_INIT = -1.0e30        # a running max below any score, whose exp2(m - m') is 0, never NaN
-
-
-class ShapeError(ValueError):
-    pass
 
 
 def _check(B, H, S, D, dtype, STAGES):
@@ -113,8 +111,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
     chunks = D // CHUNK
     heads = B * H
     q_blocks = S // BQ
-    items = heads * q_blocks
-    ctas = min(SMS, items)
+    grid = Persistent(heads * q_blocks, SMS)
     rows = heads * S
     qk_layout = T.mma_shared_layout(dtype, "128B", (chunks * BQ, CHUNK))
     k_layout = T.mma_shared_layout(dtype, "128B", (STAGES * chunks * BKV, CHUNK))
@@ -127,77 +124,57 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
     @T.prim_func
     def flash_attention(Q: T.Buffer((rows, D), dtype), K: T.Buffer((rows, D), dtype),
                         V: T.Buffer((rows, D), dtype), O: T.Buffer((rows, D), dtype)):
-        pid = T.cta_id([ctas])
+        pid = T.cta_id([grid.ctas])
         wg = T.warpgroup_id([3])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
 
         pool = T.SMEMPool()
-        q_full = pool.alloc((1,), "uint64", align=8)          # the item's Q has landed
-        q_empty = pool.alloc((1,), "uint64", align=8)         # both consumers' last Q K^T ran
-        k_full = pool.alloc((STAGES,), "uint64", align=8)     # K of the stage has landed
-        v_full = pool.alloc((STAGES,), "uint64", align=8)
-        k_empty = pool.alloc((STAGES,), "uint64", align=8)    # both consumers read K
-        v_empty = pool.alloc((STAGES,), "uint64", align=8)
+        barriers = Barriers(pool)
+        # The item's Q (a ring of one stage): landed; both consumers' last Q K^T read it.
+        q_ring = barriers.ring(1, 2)
+        # K and V of a key block: each landed, each read by both consumers (K once Q K^T has
+        # read it, so that its stage refills while P V still reads V).
+        k_ring, v_ring = barriers.rings(2, STAGES, 2)
         pool.move_base_to(1024)
         Qs = pool.alloc((chunks * BQ, CHUNK), dtype, layout=qk_layout)
         Ks = pool.alloc((STAGES * chunks * BKV, CHUNK), dtype, layout=k_layout)
         Vs = pool.alloc((STAGES * BKV, D), dtype, layout=v_layout)
         pool.commit()
+        barriers.init(wg, warp, lane)
 
-        if wg == 0:
-            if warp == 0:
-                if lane == 0:
-                    T.ptx.mbarrier.init(q_full.ptr_to([0]), 1)
-                    T.ptx.mbarrier.init(q_empty.ptr_to([0]), 2)
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(k_full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(v_full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(k_empty.ptr_to([s]), 2)
-                        T.ptx.mbarrier.init(v_empty.ptr_to([s]), 2)
-        T.ptx.fence.mbarrier_init()
-        T.cuda.cta_sync()
+        def producer():
+            # per item, Q, then K and V of each key block through the ring
+            it: T.int32 = 0                      # key blocks loaded so far
+            n: T.int32 = 0                       # items so far
+            for u in grid.walk(pid):
+                head, qb = _item(u, q_blocks, causal)
+                q0 = head * S + qb * BQ
+                kv0 = head * S
+                blocks = qb + 1 if causal else q_blocks
+                q_ring.acquire(n, BQ * D * 2)
+                for qc in T.unroll(chunks):
+                    Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
+                                  Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
+                                  q_ring.full.ptr_to([0]))
+                for j in T.serial(blocks):
+                    s = k_ring.stage(it)             # K's and V's, in step
+                    k0 = kv0 + j * BKV
+                    free = k_ring.free_phase(it)
+                    k_ring.acquire_stage(s, free, kv_bytes)
+                    for kc in T.unroll(chunks):
+                        ks = (s * chunks + kc) * BKV
+                        Tx.copy_async(Ks[ks:ks + BKV, :],
+                                      K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
+                                      k_ring.full.ptr_to([s]))
+                    v_ring.acquire_stage(s, free, kv_bytes)
+                    Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
+                                  v_ring.full.ptr_to([s]))
+                    it += 1
+                n += 1
 
-        if wg == 0:
-            # --- producer: per item, Q, then K and V of each key block through the ring ---
-            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
-            if warp == 0:
-                if T.ptx.elect_sync():
-                    it: T.int32 = 0                      # key blocks loaded so far
-                    n: T.int32 = 0                       # items so far
-                    for u in T.serial(pid, items, ctas):
-                        head, qb = _item(u, q_blocks, causal)
-                        q0 = head * S + qb * BQ
-                        kv0 = head * S
-                        blocks = qb + 1 if causal else q_blocks
-                        # A fresh barrier's preceding phase counts as complete: the first
-                        # waits on an `empty` barrier pass at once.
-                        T.ptx.mbarrier.try_wait(q_empty.ptr_to([0]), (n + 1) % 2)
-                        T.ptx.mbarrier.arrive_expect_tx(q_full.ptr_to([0]), BQ * D * 2)
-                        for qc in T.unroll(chunks):
-                            Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
-                                          Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
-                                          q_full.ptr_to([0]))
-                        for j in T.serial(blocks):
-                            s = it % STAGES
-                            k0 = kv0 + j * BKV
-                            free = (it // STAGES + 1) % 2
-                            T.ptx.mbarrier.try_wait(k_empty.ptr_to([s]), free)
-                            T.ptx.mbarrier.arrive_expect_tx(k_full.ptr_to([s]), kv_bytes)
-                            for kc in T.unroll(chunks):
-                                ks = (s * chunks + kc) * BKV
-                                Tx.copy_async(Ks[ks:ks + BKV, :],
-                                              K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
-                                              k_full.ptr_to([s]))
-                            T.ptx.mbarrier.try_wait(v_empty.ptr_to([s]), free)
-                            T.ptx.mbarrier.arrive_expect_tx(v_full.ptr_to([s]), kv_bytes)
-                            Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
-                                          v_full.ptr_to([s]))
-                            it += 1
-                        n += 1
-        else:
-            # --- consumers: 64 query rows of each item each ---
-            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+        def consumer():
+            # 64 query rows of each item each
             row = (wg - 1) * 64
             scores = T.alloc_local((64, BKV), "float32", layout=s_layout)
             probs = T.alloc_local((64, BKV), dtype, layout=p_layout)
@@ -219,8 +196,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             def issue_scores(i):
                 # scores = Q K_i^T (i counts key blocks over items: the ring's stage and
                 # phase), one committed wgmma group per 64 columns of D
-                s = i % STAGES
-                T.ptx.mbarrier.try_wait(k_full.ptr_to([s]), (i // STAGES) % 2)
+                s = k_ring.wait(i)
                 for ch in T.unroll(chunks):
                     at = (s * chunks + ch) * BKV
                     Tx.wg.gemm_async(scores, Qs[ch * BQ + row:ch * BQ + row + 64, :],
@@ -229,8 +205,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             def issue_values(i):
                 # acc += P V_i: P from registers, V_i MN-major from shared memory (D in
                 # 64-column chunks, one TMA box each), one committed wgmma group
-                s = i % STAGES
-                T.ptx.mbarrier.try_wait(v_full.ptr_to([s]), (i // STAGES) % 2)
+                s = v_ring.wait(i)
                 Tx.wg.gemm_async(acc, probs, Vs[s * BKV:s * BKV + BKV, :], accum=True,
                                  transpose_B=True)
 
@@ -244,10 +219,10 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                 if PINGPONG:
                     T.cuda.bar_arrive(5 - wg, 256)
 
-            def release(barriers, i):
+            def release(ring, i):
                 if warp == 0:
                     if lane == 0:
-                        T.ptx.mbarrier.arrive(barriers.ptr_to([i % STAGES]))
+                        ring.release(ring.stage(i))
 
             def online_softmax(last):
                 # m' = max(m, rowmax(S) c); scores = exp2(S c - m'); l = l 2^(m - m') + rowsum
@@ -273,14 +248,14 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             if PINGPONG:
                 if wg == 2:
                     T.cuda.bar_arrive(3, 256)           # consumer 1 takes the first turn
-            for u in T.serial(pid, items, ctas):
+            for u in grid.walk(pid):
                 head, qb = _item(u, q_blocks, causal)
                 q0 = head * S + qb * BQ
                 blocks = qb + 1 if causal else q_blocks
                 Tx.wg.fill(m, M_INIT)
                 Tx.wg.fill(l, 0.0)
                 Tx.wg.fill(acc, 0.0)
-                T.ptx.mbarrier.try_wait(q_full.ptr_to([0]), n % 2)
+                q_ring.wait(n)
                 if PIPELINE:
                     # P V of block j - 1 runs on the tensor cores while the softmax of block
                     # j (whose Q K^T was issued just before it) runs on the ALUs.
@@ -288,9 +263,9 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                     issue_scores(it)
                     pass_turn()
                     T.ptx.wgmma.wait_group(0)
-                    release(k_empty, it)
+                    release(k_ring, it)
                     if blocks == 1:
-                        release(q_empty, 0)             # the item's last read of Q is done
+                        release(q_ring, 0)              # the item's last read of Q is done
                     online_softmax(blocks == 1)
                     Tx.wg.cast(probs, scores)
                     for j in T.serial(1, blocks):
@@ -299,28 +274,28 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                         issue_values(it + j - 1)
                         pass_turn()
                         T.ptx.wgmma.wait_group(1)       # Q K_j^T is done, P V_(j-1) may run
-                        release(k_empty, it + j)
+                        release(k_ring, it + j)
                         if j == blocks - 1:
-                            release(q_empty, 0)
+                            release(q_ring, 0)
                         online_softmax(j == blocks - 1)
                         T.ptx.wgmma.wait_group(0)       # P V_(j-1) is done: rescale, new P
-                        release(v_empty, it + j - 1)
+                        release(v_ring, it + j - 1)
                         Tx.wg.mul(acc, acc, rescale)
                         Tx.wg.cast(probs, scores)
                     take_turn()
                     issue_values(it + blocks - 1)
                     pass_turn()
                     T.ptx.wgmma.wait_group(0)
-                    release(v_empty, it + blocks - 1)
+                    release(v_ring, it + blocks - 1)
                 else:
                     for j in T.serial(blocks):
                         take_turn()
                         issue_scores(it + j)
                         pass_turn()
                         T.ptx.wgmma.wait_group(0)
-                        release(k_empty, it + j)
+                        release(k_ring, it + j)
                         if j == blocks - 1:
-                            release(q_empty, 0)
+                            release(q_ring, 0)
                         online_softmax(j == blocks - 1)
                         Tx.wg.mul(acc, acc, rescale)
                         Tx.wg.cast(probs, scores)
@@ -328,7 +303,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                         issue_values(it + j)
                         pass_turn()
                         T.ptx.wgmma.wait_group(0)
-                        release(v_empty, it + j)
+                        release(v_ring, it + j)
                 Tx.wg.div(l, 1.0, l)
                 Tx.wg.mul(acc, acc, l)
                 Tx.wg.cast(out, acc)
@@ -338,6 +313,8 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             if PINGPONG:
                 if wg == 1:
                     T.cuda.bar_sync(3, 256)             # consumer 2's last pass: none pending
+
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
 
     return flash_attention
 

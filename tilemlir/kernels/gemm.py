@@ -33,7 +33,7 @@ On other targets the front door takes the kernel the chip has: sm_100a (tcgen05)
 Blackwell kernel (hgemm_blackwell.hgemm_v6, compiled and assembled here but not yet run on a
 GPU), sm_80 and other chips with mma.sync (sm_86, sm_89, sm_90, sm_120...) gemm_mma_sync, with
 tiles and stages that fit the chip's shared memory; elsewhere a TargetError says which targets
-have a kernel. Every kernel takes K in steps of BK = 64 (K < 64 is refused for now).
+have a kernel.
 
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
@@ -55,8 +55,8 @@ import threading
 
 from tilemlir.kernels import hgemm_blackwell
 from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
-from tilemlir.kernels.hgemm_hopper import (SPLIT_K_STEP_N, ShapeError, hgemm_v6, hgemm_v7, hgemm_v8,
-                                           v7_pairs)
+from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
+from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule
 from tilemlir.target import Target, TargetError
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
@@ -77,8 +77,8 @@ UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
 # them back (a 128 x 256 fp32 tile through one SM's share of L2 is ~1.3 k-tile steps).
 PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17}
-# Tile shapes, biggest first; hgemm_v6 needs BM <= M and BN <= N (its loads are tile-sized
-# windows of A and B).
+# Tile shapes, biggest first. A tile may hang past M and N (TMA reads zeros there and clips the
+# stores), so every shape has one.
 TILES = ((128, 256), (128, 128), (64, 128), (64, 64))
 MAX_SPLIT_K = 8
 # Splits are tried while units stay within this many waves (past that, more splits only add
@@ -169,11 +169,10 @@ def v7_balanced_sms(M: int, N: int, sms: int = SMS) -> int:
     """The SMs hgemm_v7 (128 x 256 tiles) is given on M x N: where its pairs take 2 to
     BALANCED_WAVES waves of the sms / 2 clusters, twice the clusters that run the same waves
     with an equal number of pairs each; else all of them."""
-    pairs, clusters = v7_pairs(M, N, 128, 256), sms // 2
-    waves = math.ceil(pairs / clusters)
-    if not 2 <= waves <= BALANCED_WAVES:
+    pairs = TileSchedule(M, N, 128, 256, sms=sms, pairs=True)
+    if not 2 <= pairs.waves <= BALANCED_WAVES:
         return sms
-    return 2 * math.ceil(pairs / waves)
+    return 2 * pairs.balanced_workers()
 
 
 def _v8_config(BM: int, BN: int, split_k: int) -> dict:
@@ -185,23 +184,21 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM."""
     tile = (config["BM"], config["BN"])
     split = config.get("SPLIT_K", 1)
-    tiles_m, tiles_n = math.ceil(M / tile[0]), math.ceil(N / tile[1])
     k_tiles = math.ceil(K / BK)
     cost = KTILE_COST[tile]
     if config.get("KERNEL") == "hgemm_v7":
         cost *= V7_KTILE_FACTOR
-        pairs, clusters = v7_pairs(M, N, *tile), config.get("SMS", sms) // 2
         tail_split = config.get("TAIL_SPLIT", 1)
+        schedule = TileSchedule(M, N, *tile, sms=config.get("SMS", sms), split_k=split,
+                                tail_split=tail_split, pairs=True)
         if tail_split > 1:                 # whole waves unsplit, then the split last wave
-            whole_waves = pairs // clusters
-            tail_waves = math.ceil(pairs % clusters * tail_split / clusters)
-            return (whole_waves * (k_tiles * cost + UNIT_OVERHEAD[tile])
-                    + tail_waves * (math.ceil(k_tiles / tail_split) * cost
-                                    + UNIT_OVERHEAD[tile]
-                                    + (1 + tail_split) * TAIL_PARTIAL_COST))
-        waves = math.ceil(pairs * split / clusters)
+            return (schedule.whole_waves * (k_tiles * cost + UNIT_OVERHEAD[tile])
+                    + schedule.split_waves * (math.ceil(k_tiles / tail_split) * cost
+                                              + UNIT_OVERHEAD[tile]
+                                              + (1 + tail_split) * TAIL_PARTIAL_COST))
+        waves = schedule.waves
     else:
-        waves = math.ceil(tiles_m * tiles_n * split / sms)
+        waves = TileSchedule(M, N, *tile, sms=sms, split_k=split).waves
         if waves == 1:
             cost = ONE_WAVE_KTILE_COST.get(tile, cost)
     if config.get("KERNEL") == "hgemm_v8":
@@ -229,14 +226,14 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     k_tiles = math.ceil(K / BK)
     configs = []
     for BM, BN in TILES:
-        if BM > M or BN > N:
-            continue
+        if BM > 64 and BM >= 2 * M or BN > 64 and BN >= 2 * N:
+            continue            # a smaller tile covers M x N with as few tiles
         tiles = math.ceil(M / BM) * math.ceil(N / BN)
         configs.append(_config(BM, BN, 1))
         if (BM, BN) == (128, 256):
             configs.append(_v7_config(sms=v7_balanced_sms(M, N, sms)))
-            pairs, clusters = v7_pairs(M, N, BM, BN), sms // 2
-            if pairs % clusters and pairs // clusters <= TAIL_WHOLE_WAVES:
+            pairs = TileSchedule(M, N, BM, BN, sms=sms, pairs=True)
+            if pairs.items % pairs.capacity and pairs.whole_waves <= TAIL_WHOLE_WAVES:
                 configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
         if tiles > sms:
             configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]
@@ -298,7 +295,7 @@ def _divisor(extent: int, choices, what: str, target: Target) -> int:
 
 def _blackwell_config(M: int, N: int) -> dict:
     """The persistent Blackwell kernel with the widest tile N divides (M in 128-row tiles)."""
-    target = Target.parse("sm_100a")
+    target = Target("sm_100a")
     _divisor(M, (128,), "M", target)
     BN = _divisor(N, (256, 128, 64, 32, 16), "N", target)
     return dict(KERNEL="blackwell_v6", BN=BN, STAGES=4, EPI_N=min(64, BN))
@@ -322,7 +319,7 @@ def _mma_sync_config(M: int, N: int, K: int, target: Target) -> dict:
 
 def check_extents(kernel: str, M, N, K) -> None:
     """ShapeError naming the extent unless M, N and K are positive integers the GEMM kernels
-    can address, K at least one k-tile."""
+    can address."""
     for name, value in (("M", M), ("N", N), ("K", K)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ShapeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
@@ -330,10 +327,6 @@ def check_extents(kernel: str, M, N, K) -> None:
             raise ShapeError(f"{kernel}: {name}={value} exceeds {MAX_EXTENT}, the largest "
                              f"extent the kernels address (32-bit TMA coordinates and "
                              f"counters)")
-    if K < BK:
-        raise ShapeError(f"{kernel}: K={K} is smaller than {BK}, the k-tile every shipped GEMM "
-                         f"kernel loads; K < {BK} is not supported yet (pad A and B with zero "
-                         f"columns to K = {BK})")
 
 
 def _check_shape(M, N, K, dtype) -> None:
@@ -341,10 +334,6 @@ def _check_shape(M, N, K, dtype) -> None:
     # The kernels check the rest (N and K multiples of 8) when they build.
     if dtype not in ("float16", "bfloat16"):
         raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
-    small = min(BM for BM, _ in TILES), min(BN for _, BN in TILES)
-    if M < small[0] or N < small[1]:
-        raise ShapeError(f"hgemm: M={M} x N={N} is smaller than the smallest tile "
-                         f"{small[0]} x {small[1]} (the kernels load tile-sized windows)")
 
 
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}

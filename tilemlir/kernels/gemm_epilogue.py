@@ -1,8 +1,9 @@
 """A Hopper GEMM with a fused epilogue: D = act(alpha * (A @ B^T) + bias) + residual.
 
 hgemm_fused is hgemm_v7 (tilemlir/kernels/hgemm_hopper.py: persistent, 2x1 clusters, B
-multicast across the pair, stmatrix -> shared -> TMA store) whose consumers, once a tile's
-fp32 accumulator is complete, apply the epilogue in registers before the cast and the store:
+multicast across the pair, stmatrix -> shared -> TMA store), built from the same parts
+(tilemlir/kernels/parts), whose consumers, once a tile's fp32 accumulator is complete, apply the
+epilogue in registers before the cast and the store:
 
     acc *= alpha                                  (when alpha != 1)
     acc += bias[n]                                (Bias: N values, broadcast along the rows)
@@ -22,20 +23,23 @@ multiple of 8, so 8 columns are in or out together). The TMA store clips those c
 
 Residual: the tile's BM x EPI_N window comes into the staging buffer Cs by a TMA load
 (zero-filled past M and N, so ragged edges need no guard) completing on an mbarrier, is read
-into registers (ldmatrix) and added; Cs is then overwritten with the result and stored. One
-thread (consumer warpgroup 1's first) issues both the load and the store of the whole BM rows,
-since a TMA load's issuer must be provably one thread of the CTA (the tma variant's rule) and
-only the thread that committed a bulk group can wait for it: it waits until the previous store has read Cs (bulk wait_group) before loading,
-and a barrier of all consumer threads keeps every residual read before any write of Cs. The
-consumers' epilogues thus run in step (v7's run each warpgroup's on its own), which costs
-little: both wait on the same stages.
+into registers (ldmatrix) and added; Cs is then overwritten with the result and stored. The
+epilogue is the TMA store's whole-CTA form (parts.epilogue): one thread (consumer warpgroup 1's
+first) issues both the load and the store of the whole BM rows, since a TMA load's issuer must
+be provably one thread of the CTA (the tma variant's rule) and only the thread that committed a
+bulk group can wait for it: it waits until the previous store has read Cs (bulk wait_group)
+before loading, and a barrier of all consumer threads keeps every residual read before any
+write of Cs. The consumers' epilogues thus run in step (v7's run each warpgroup's on its own),
+which costs little: both wait on the same stages.
 """
 
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.hgemm_hopper import (ShapeError, _check, _check_epilogue_columns,
-                                           _check_row_stride, _consumer_regs, _tile_origin)
+from tilemlir.kernels.parts import (Barriers, ClusterPair, GemmStages, ShapeError, TileSchedule,
+                                    TmaStore, check_epilogue_columns, check_pair,
+                                    check_ragged_gemm, check_staging, consumer_regs,
+                                    warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -81,35 +85,20 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
             raise ShapeError(f"{kernel}: {name} must be True or False, got {value!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise ShapeError(f"{kernel}: alpha must be a finite number, got {alpha!r}")
-    _check(kernel, BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK, STAGES)
-    _check_row_stride(kernel, "N", N)
-    if BN % 16:
-        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 16 (each CTA of the pair "
-                         f"loads BN / 2 rows of B)")
-    _check_epilogue_columns(kernel, BN, EPI_N)
+    check_ragged_gemm(kernel, M, N, K, dtype, BM, BN, BK, STAGES)
+    check_pair(kernel, BN, SMS)
+    check_epilogue_columns(kernel, BN, EPI_N)
     if EPI_N % EPI_SUB or EPI_SUB % BIAS_GROUP:
         raise ShapeError(f"{kernel}: EPI_SUB={EPI_SUB} must be a multiple of {BIAS_GROUP} "
                          f"dividing EPI_N={EPI_N}")
-    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
-        raise ShapeError(f"{kernel}: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
-                         f"the 227 KiB of shared memory a Hopper CTA can have")
-    if SMS < 2:
-        raise ShapeError(f"{kernel}: SMS={SMS} leaves no room for one cluster of 2 CTAs")
+    check_staging(kernel, BM, BN, BK, STAGES, EPI_N)
     consumers = BM // 64
-    CONSUMER_REGS = _consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
-    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
-    pairs_m = math.ceil(tiles_m / 2)
-    pairs = pairs_m * tiles_n
-    clusters = min(SMS // 2, pairs)
-    group_m = math.gcd(max(1, GROUP_M // 2), pairs_m)
-    HALF_N = BN // 2
-    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
-    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
-    c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
+    CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
+    k_tiles = math.ceil(K / BK)
+    schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M, pairs=True)
     acc_layout = wgmma_accumulator_layout(64, BN)
     sub_layout = wgmma_accumulator_layout(64, EPI_SUB)          # a window of EPI_SUB columns
     bias_layout = sub_layout.row_vector((64, EPI_SUB))
-    stage_bytes = (BM + BN) * BK * 2
     residual_bytes = BM * EPI_N * 2
     scale = float(alpha)
 
@@ -118,59 +107,27 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                     Bias: T.Buffer((N,), dtype) if bias else None,
                     Residual: T.Buffer((M, N), dtype) if residual else None,
                     D: T.Buffer((M, N), dtype)):
-        pid = T.cta_id([2 * clusters])
-        T.cluster_shape([2, 1, 1])
+        pid = T.cta_id([schedule.ctas])
         wg = T.warpgroup_id([1 + consumers])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
-        rank = T.cuda.cluster_ctarank()
-        peer = rank ^ 1
-        cluster = pid // 2
+        pair = ClusterPair(pid)
 
         pool = T.SMEMPool()
-        full = pool.alloc((STAGES,), "uint64", align=8)      # this CTA's stage has landed
-        empty = pool.alloc((STAGES,), "uint64", align=8)     # both CTAs' consumers are done
-        loaded = pool.alloc((1,), "uint64", align=8)         # a residual window has landed
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        Cs = pool.alloc((BM, EPI_N), dtype, layout=c_layout)
+        barriers = Barriers(pool)
+        ring = barriers.ring(STAGES, consumers, peer=pair.peer)      # freed in both CTAs
+        loaded = barriers.alloc(1)                              # a residual window has landed
+        stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, rank=pair.rank)
+        store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers, cta_wide=True)
         pool.commit()
+        barriers.init(wg, warp, lane, cluster=True)
 
-        if wg == 0:
-            if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), 2 * consumers)
-                    T.ptx.mbarrier.init(loaded.ptr_to([0]), 1)
-        T.ptx.fence.mbarrier_init()
-        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+        def producer():
+            # as hgemm_v7's
+            stages.producer(schedule, pair.cluster, pair.rank)
 
-        if wg == 0:
-            # --- producer: as hgemm_v7's ---
-            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
-            if warp == 0:
-                if T.ptx.elect_sync():
-                    it: T.int32 = 0
-                    for t in T.serial(cluster, pairs, clusters):
-                        m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
-                        m0 = m_pair + rank * BM
-                        nb = n0 + rank * HALF_N
-                        for kt in T.serial(k_tiles):
-                            s = it % STAGES
-                            T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
-                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
-                            Tx.copy_async(As[s * BM:s * BM + BM, :],
-                                          A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
-                            Tx.copy_async(Bs[s * BN + rank * HALF_N:
-                                             s * BN + rank * HALF_N + HALF_N, :],
-                                          B[nb:nb + HALF_N, kt * BK:kt * BK + BK],
-                                          full.ptr_to([s]), multicast=0b11)
-                            it += 1
-        else:
-            # --- consumers: hgemm_v7's main loop, then the fused epilogue ---
-            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+        def consumer():
+            # hgemm_v7's k-loop, then the fused epilogue
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, EPI_N), dtype, layout=wgmma_accumulator_layout(64, EPI_N))
@@ -201,67 +158,36 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                     Tx.wg.cast(res_f, res)
                     Tx.wg.add(x, x, res_f)
 
-            def release(s):
-                T.ptx.mbarrier.arrive(empty.ptr_to([s]))
-                T.ptx.mbarrier.arrive(T.cuda.mapa(empty.ptr_to([s]), peer))
+            def load_residual():
+                # chunk c0's window of the residual into Cs (zero-filled past M and N)
+                if residual:
+                    T.ptx.mbarrier.arrive_expect_tx(loaded.ptr_to([0]), residual_bytes)
+                    Tx.copy_async(store.Cs, Residual[m0:m0 + BM, n0 + c0:n0 + c0 + EPI_N],
+                                  loaded.ptr_to([0]))
 
             it: T.int32 = 0
             chunk: T.int32 = 0            # residual windows loaded so far (the barrier's phase)
-            for t in T.serial(cluster, pairs, clusters):
-                m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
-                m0 = m_pair + rank * BM
-                Tx.wg.fill(acc, 0.0)
-                for kt in T.serial(k_tiles):
-                    s = it % STAGES
-                    T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
-                    Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
-                                     Bs[s * BN:s * BN + BN, :], accum=True)
-                    T.ptx.wgmma.wait_group(1)
-                    if kt > 0:
-                        if warp == 0:
-                            if lane == 0:
-                                release((it + STAGES - 1) % STAGES)
-                    it += 1
-                T.ptx.wgmma.wait_group(0)
-                if warp == 0:
-                    if lane == 0:
-                        release((it + STAGES - 1) % STAGES)
+            for t in schedule.walk(pair.cluster):
+                m0, n0 = schedule.origin(t, pair.rank)
+                it = stages.consume(acc, row, it, 0, k_tiles)
                 if m0 < M:                  # the odd pair's second tile stores nothing
                     for c0 in T.unroll(0, BN, EPI_N):
                         # The previous store has read Cs; with a residual, this chunk's
-                        # window of it comes into Cs (zero-filled past M and N).
-                        if wg == 1:
-                            if warp == 0:
-                                if lane == 0:
-                                    T.ptx.bulk.wait_group(0)
-                                    if residual:
-                                        T.ptx.mbarrier.arrive_expect_tx(loaded.ptr_to([0]),
-                                                                        residual_bytes)
-                                        Tx.copy_async(Cs, Residual[m0:m0 + BM,
-                                                                   n0 + c0:n0 + c0 + EPI_N],
-                                                      loaded.ptr_to([0]))
+                        # window of it comes into Cs.
+                        store.await_staging(load_residual)
                         if residual:
                             T.ptx.mbarrier.try_wait(loaded.ptr_to([0]), chunk % 2)
                             chunk += 1
                         for s0 in T.unroll(0, EPI_N, EPI_SUB):
                             x = acc[:, c0 + s0:c0 + s0 + EPI_SUB]
-                            epilogue(x, n0 + c0 + s0, Cs[row:row + 64, s0:s0 + EPI_SUB])
+                            epilogue(x, n0 + c0 + s0, store.Cs[row:row + 64, s0:s0 + EPI_SUB])
                             Tx.wg.cast(out[:, s0:s0 + EPI_SUB], x)
-                        # Every consumer has read its residual, and the previous store has
-                        # read Cs, before Cs is overwritten.
-                        T.cuda.bar_sync(1, 128 * consumers)
-                        Tx.wg.copy(Cs[row:row + 64, :], out)
-                        T.ptx.fence.proxy_async("shared::cta")  # generic writes -> TMA reads
-                        T.cuda.bar_sync(1, 128 * consumers)
-                        if wg == 1:
-                            if warp == 0:
-                                if lane == 0:
-                                    Tx.copy_async(D[m0:m0 + BM, n0 + c0:n0 + c0 + EPI_N], Cs)
-                                    T.ptx.bulk.commit_group()
-            if wg == 1:
-                if warp == 0:
-                    if lane == 0:
-                        T.ptx.bulk.wait_group(0)   # shared memory lives until it is read
+                        # (publish's first barrier: every consumer has read its residual, and
+                        # the previous store has read Cs, before Cs is overwritten)
+                        store.publish(out, row, m0, n0, c0)
+            store.await_staging()
+
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
 
         T.cuda.cluster_sync()           # no CTA exits while its peer may still signal or write it
 

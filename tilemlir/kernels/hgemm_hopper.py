@@ -24,74 +24,32 @@ D[m, n] = sum_k A[m, k] * B[n, k]: A is M x K, B is N x K (both K-major, as the 
 them), D is M x N in the input type, accumulated in fp32. Each CTA computes a BM x BN tile with
 BM / 64 consumer warpgroups (64 rows each, wgmma m64nBNk16). TMA zero-fills reads past the
 edges, so K needs no padding; v4 and v5 write whole tiles from registers, so M and N must be
-multiples of the tile, while v6's to v8's TMA stores are clipped at the edges. Tiles are visited in
-grouped order (GROUP_M tile rows swept column by column) so that neighbouring CTAs share A and
-B in L2. As in the seed, each step is written out whole, so that it reads on its own.
+multiples of the tile, while v6's to v8's TMA stores are clipped at the edges. Tiles are
+visited in grouped order (GROUP_M tile rows swept column by column) so that neighbouring CTAs
+share A and B in L2.
+
+v4 and v5 are written out whole, as the seed's steps are, so that each reads on its own. v6 to
+v8 are built from the shared Hopper parts (tilemlir/kernels/parts: the stage ring, the GEMM
+k-loop, the TMA-store epilogue, the split-K fix-up, the tile scheduler), so that each reads as
+its mechanism.
 """
 
 import math
 
 import tilemlir.lang as T
+from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair, GemmStages, ShapeError,
+                                    SplitK, TileSchedule, TmaStore, check_epilogue_columns,
+                                    check_gemm, check_pair, check_ragged_gemm, check_split_columns,
+                                    check_splits, check_staging, consumer_regs, split_k_buffers,
+                                    tile_origin, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
 
-_DTYPES = ("float16", "bfloat16")
-
-
-class ShapeError(ValueError):
-    pass
-
-
-def _check_row_stride(kernel: str, name: str, extent: int) -> None:
-    """A row-major operand's row of `extent` 16-bit elements must be a whole number of TMA's
-    16-byte stride units."""
-    if extent % 8:
-        raise ShapeError(f"{kernel}: {name}={extent} must be a multiple of 8 (TMA needs 16-byte "
-                         f"row strides for 16-bit elements)")
-
-
-def _check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
-    """The TMA-store epilogue writes a tile's BN columns EPI_N at a time, each a whole number
-    of 64-column (128-byte swizzled) boxes."""
-    if BN % EPI_N or EPI_N % 64:
-        raise ShapeError(f"{kernel}: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
-
-
-def _check(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES):
-    if dtype not in _DTYPES:
-        raise ShapeError(f"{kernel}: dtype must be one of {_DTYPES}, got {dtype!r}")
-    for name, value, tile in (("M", M, BM), ("N", N, BN)):
-        if value % tile:
-            raise ShapeError(f"{kernel}: {name}={value} is not a multiple of the tile's {name} "
-                             f"extent {tile} (tile {BM}x{BN}x{BK})")
-    _check_row_stride(kernel, "K", K)
-    if BM % 64 or not 64 <= BM <= 256:
-        raise ShapeError(f"{kernel}: BM={BM} must be 64, 128, 192 or 256 (64 rows per consumer "
-                         f"warpgroup)")
-    if BN % 8 or not 8 <= BN <= 256:
-        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 8 up to 256 (wgmma n)")
-    if BK != 64:
-        raise ShapeError(f"{kernel}: BK must be 64 (one 128-byte swizzle row of 16-bit elements)")
-    if STAGES < 2:
-        raise ShapeError(f"{kernel}: STAGES={STAGES} must be at least 2")
-    stage_bytes = (BM + BN) * BK * 2
-    if 1024 + STAGES * stage_bytes > 227 * 1024:
-        raise ShapeError(f"{kernel}: {STAGES} stages of {stage_bytes} bytes exceed the 227 KiB "
-                         f"of shared memory a Hopper CTA can have")
-
-
-def _tile_origin(pid, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int):
-    """(m0, n0) of CTA `pid` in grouped order: group_m tile rows swept column by column."""
-    in_group = pid % (group_m * tiles_n)
-    m0 = (pid // (group_m * tiles_n) * group_m + in_group % group_m) * BM
-    n0 = in_group // group_m * BN
-    return m0, n0
-
 
 def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8):
     """TMA loads into a STAGES-deep ring of shared-memory stages, tracked by mbarriers."""
-    _check("hgemm_v4", M, N, K, dtype, BM, BN, BK, STAGES)
+    check_gemm("hgemm_v4", M, N, K, dtype, BM, BN, BK, STAGES)
     consumers = BM // 64
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, math.ceil(K / BK)
     group_m = math.gcd(GROUP_M, tiles_m)
@@ -107,7 +65,7 @@ def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         wg = T.warpgroup_id([consumers])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
-        m0, n0 = _tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
+        m0, n0 = tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
 
         pool = T.SMEMPool()
         full = pool.alloc((STAGES,), "uint64", align=8)
@@ -166,25 +124,12 @@ def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v4
 
 
-def _consumer_regs(kernel: str, consumers: int, producer: int, consumer) -> int:
-    """setmaxnreg budgets: a warpgroup's .inc waits until the registers are free, so the
-    producer's and the consumers' budgets must fit the 64 Ki registers (512 per thread of one
-    warpgroup) or the kernel deadlocks. Default: the most the consumers can have, up to 232."""
-    if consumer is None:
-        consumer = min(232, (512 - producer) // consumers // 8 * 8)
-    if producer + consumers * consumer > 512:
-        raise ShapeError(f"{kernel}: register budgets {producer} + {consumers} x {consumer} per "
-                         f"thread exceed the register file (512 per thread of one warpgroup); "
-                         f"setmaxnreg would wait forever")
-    return consumer
-
-
 def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8,
              PRODUCER_REGS=40, CONSUMER_REGS=None):
     """Warp-specialized: a producer warpgroup issues TMA, BM / 64 consumer warpgroups compute."""
-    _check("hgemm_v5", M, N, K, dtype, BM, BN, BK, STAGES)
+    check_gemm("hgemm_v5", M, N, K, dtype, BM, BN, BK, STAGES)
     consumers = BM // 64
-    CONSUMER_REGS = _consumer_regs("hgemm_v5", consumers, PRODUCER_REGS, CONSUMER_REGS)
+    CONSUMER_REGS = consumer_regs("hgemm_v5", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, math.ceil(K / BK)
     group_m = math.gcd(GROUP_M, tiles_m)
     a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
@@ -199,7 +144,7 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         wg = T.warpgroup_id([1 + consumers])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
-        m0, n0 = _tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
+        m0, n0 = tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
 
         pool = T.SMEMPool()
         full = pool.alloc((STAGES,), "uint64", align=8)     # TMA bytes landed
@@ -259,55 +204,24 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     return hgemm_v5
 
 
-def _split_unit(u, split_k: int, k_tiles: int):
-    """(tile, first k-tile, end k-tile) of work unit `u`: the split_k units of a tile are
-    consecutive, each a contiguous run of about k_tiles / split_k k-tiles (none empty when
-    split_k <= k_tiles)."""
-    if split_k == 1:
-        return u, 0, k_tiles
-    s = u % split_k
-    return u // split_k, s * k_tiles // split_k, (s + 1) * k_tiles // split_k
-
-
 def split_k_workspace_shape(M, N, BM, BN, SPLIT_K) -> tuple[int, int]:
     """hgemm_v6's fp32 workspace for SPLIT_K > 1: one BM x BN block per (tile, split) unit."""
-    return math.ceil(M / BM) * math.ceil(N / BN) * SPLIT_K * BM, BN
+    return split_k_buffers(math.ceil(M / BM) * math.ceil(N / BN), SPLIT_K, BM, BN)[0]
 
 
 def split_k_counters_shape(M, N, BM, BN) -> tuple[int]:
     """hgemm_v6's split-K counters: one per (tile, consumer warpgroup); zero before the first
     launch, and the kernel leaves them zero."""
-    return (math.ceil(M / BM) * math.ceil(N / BN) * (BM // 64),)
-
-
-SPLIT_K_STEP_N = 64     # accumulator columns a split-K fix-up adds per load (32 registers)
-
-
-def v7_pairs(M, N, BM, BN) -> int:
-    """hgemm_v7's pairs of vertically adjacent BM x BN tiles (the last row's second tile lies
-    past M where the tile rows are odd): its work units without split-K."""
-    return math.ceil(math.ceil(M / BM) / 2) * math.ceil(N / BN)
-
-
-def _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT) -> tuple[int, int, int, int]:
-    """hgemm_v7's work: (pairs of tiles, pairs that run whole, units per split pair, tiles
-    with a slot in W and C). SPLIT_K splits every pair; TAIL_SPLIT those past the last whole
-    wave of SMS // 2 clusters."""
-    pairs = v7_pairs(M, N, BM, BN)
-    if TAIL_SPLIT > 1:
-        whole = pairs // (SMS // 2) * (SMS // 2)
-        return pairs, whole, TAIL_SPLIT, 2 * (pairs - whole)
-    if SPLIT_K > 1:
-        return pairs, 0, SPLIT_K, math.ceil(M / BM) * math.ceil(N / BN)
-    return pairs, pairs, 1, 0
+    return split_k_buffers(math.ceil(M / BM) * math.ceil(N / BN), 1, BM, BN)[1]
 
 
 def v7_split_buffers_shapes(M, N, BM=128, BN=256, SMS=132, SPLIT_K=1, TAIL_SPLIT=1):
     """Shapes of hgemm_v7's fp32 workspace W (one BM x BN block per split unit of a tile with
     a slot) and int32 counters C (one per such tile and consumer warpgroup; zero before the
     first launch, and the kernel leaves them zero)."""
-    _, _, splits, slots = _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
-    return (slots * splits * BM, BN), (slots * (BM // 64),)
+    schedule = TileSchedule(M, N, BM, BN, sms=SMS, split_k=SPLIT_K, tail_split=TAIL_SPLIT,
+                            pairs=True)
+    return split_k_buffers(schedule.split_tiles, schedule.splits, BM, BN)
 
 
 def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
@@ -321,166 +235,76 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     SPLIT_K > 1 (for few tiles and long K): the work units are tiles x SPLIT_K, unit
     (tile, s) accumulating the s-th contiguous run of k-tiles. Each consumer warpgroup writes
     its fp32 partial to the workspace W (one BM x BN block per unit) and counts itself on the
-    tile's counter in C (atom.add, acq_rel at gpu scope, after a warpgroup barrier so that the
-    release covers every thread's stores); the last of the tile's units to arrive sums the
-    SPLIT_K partials in split order (the same sum whichever unit is last), resets the counter
-    to 0 for the next launch and writes D through the usual epilogue. The kernel then takes
-    (A, B, D, W, C): W float32 of split_k_workspace_shape(...), C int32 zeros of
-    split_k_counters_shape(...) (tilemlir.kernels.gemm allocates both); launches sharing W
-    and C must be ordered (one stream)."""
-    _check("hgemm_v6", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
-           STAGES)
-    _check_row_stride("hgemm_v6", "N", N)
-    _check_epilogue_columns("hgemm_v6", BN, EPI_N)
-    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
-        raise ShapeError(f"hgemm_v6: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
-                         f"the 227 KiB of shared memory a Hopper CTA can have")
+    tile's counter in C; the last of the tile's units to arrive sums the SPLIT_K partials in
+    split order, resets the counter and writes D through the usual epilogue (parts.split_k).
+    The kernel then takes (A, B, D, W, C): W float32 of split_k_workspace_shape(...), C int32
+    zeros of split_k_counters_shape(...) (tilemlir.kernels.gemm allocates both); launches
+    sharing W and C must be ordered (one stream)."""
+    check_ragged_gemm("hgemm_v6", M, N, K, dtype, BM, BN, BK, STAGES)
+    check_epilogue_columns("hgemm_v6", BN, EPI_N)
+    check_staging("hgemm_v6", BM, BN, BK, STAGES, EPI_N)
     consumers = BM // 64
-    CONSUMER_REGS = _consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
-    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
-    if isinstance(SPLIT_K, bool) or not isinstance(SPLIT_K, int) or not 1 <= SPLIT_K <= k_tiles:
-        raise ShapeError(f"hgemm_v6: SPLIT_K={SPLIT_K!r} must be an integer from 1 to the "
-                         f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
-    if SPLIT_K > 1 and BN % SPLIT_K_STEP_N:
-        raise ShapeError(f"hgemm_v6: with SPLIT_K > 1, BN={BN} must be a multiple of "
-                         f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")
-    tiles = tiles_m * tiles_n
-    units = tiles * SPLIT_K
-    ctas = min(SMS, units)
-    group_m = math.gcd(GROUP_M, tiles_m)
-    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
-    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
-    c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
+    CONSUMER_REGS = consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
+    k_tiles = math.ceil(K / BK)
+    check_splits("hgemm_v6", "SPLIT_K", SPLIT_K, K, k_tiles)
+    if SPLIT_K > 1:
+        check_split_columns("hgemm_v6", BN)
+    schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
+                            split_k=SPLIT_K)
     acc_layout = wgmma_accumulator_layout(64, BN)
     step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
-    stage_bytes = (BM + BN) * BK * 2
     split = SPLIT_K > 1
-    w_shape = split_k_workspace_shape(M, N, BM, BN, SPLIT_K)
-    c_shape = split_k_counters_shape(M, N, BM, BN)
+    w_shape, c_shape = split_k_buffers(schedule.split_tiles, SPLIT_K, BM, BN)
 
     @T.prim_func
     def hgemm_v6(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
                  D: T.Buffer((M, N), dtype),
                  W: T.Buffer(w_shape, "float32") if split else None,
                  C: T.Buffer(c_shape, "int32") if split else None):
-        pid = T.cta_id([ctas])
+        pid = T.cta_id([schedule.ctas])
         wg = T.warpgroup_id([1 + consumers])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
 
         pool = T.SMEMPool()
-        full = pool.alloc((STAGES,), "uint64", align=8)
-        empty = pool.alloc((STAGES,), "uint64", align=8)
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        Cs = pool.alloc((BM, EPI_N), dtype, layout=c_layout)
+        barriers = Barriers(pool)
+        ring = barriers.ring(STAGES, consumers)
+        stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
+        store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
         pool.commit()
+        barriers.init(wg, warp, lane)
 
-        if wg == 0:
-            if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), consumers)
-        T.ptx.fence.mbarrier_init()
-        T.cuda.cta_sync()
+        def producer():
+            # the k-tiles of every unit of this CTA, through one ring
+            stages.producer(schedule, pid)
 
-        def epilogue(acc, out, row, m0, n0):
-            # Registers -> this warpgroup's rows of Cs -> TMA store, EPI_N columns at a time.
-            # A store must have read Cs before Cs is overwritten.
-            Tx.wg.cast(out, acc)
-            for c0 in T.unroll(0, BN, EPI_N):
-                if warp == 0:
-                    if lane == 0:
-                        T.ptx.bulk.wait_group(0)
-                T.cuda.bar_sync(wg, 128)
-                Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
-                T.ptx.fence.proxy_async("shared::cta")      # generic writes -> TMA reads
-                T.cuda.bar_sync(wg, 128)
-                if warp == 0:
-                    if lane == 0:
-                        Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
-                                      Cs[row:row + 64, :])
-                        T.ptx.bulk.commit_group()
-
-        if wg == 0:
-            # --- producer: the k-tiles of every unit of this CTA, through one ring ---
-            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
-            if warp == 0:
-                if T.ptx.elect_sync():
-                    it: T.int32 = 0
-                    for u in T.serial(pid, units, ctas):
-                        t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
-                        m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
-                        for kt in T.serial(k_begin, k_end):
-                            s = it % STAGES
-                            T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
-                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
-                            Tx.copy_async(As[s * BM:s * BM + BM, :],
-                                          A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
-                            Tx.copy_async(Bs[s * BN:s * BN + BN, :],
-                                          B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
-                            it += 1
-        else:
-            # --- consumers: 64 rows of each unit each ---
-            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+        def consumer():
+            # 64 rows of each unit each
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
             if split:
                 part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
+                split_k = SplitK(W, C, BM, consumers, wg, warp, lane)
+
+            def write_back():
+                # the unit's tile (at m0, n0), once acc holds all of it
+                Tx.wg.cast(out, acc)
+                store.tile(out, row, m0, n0)
+
             it: T.int32 = 0
-            for u in T.serial(pid, units, ctas):
-                t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
-                m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
-                Tx.wg.fill(acc, 0.0)
-                for kt in T.serial(k_begin, k_end):
-                    s = it % STAGES
-                    T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
-                    Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
-                                     Bs[s * BN:s * BN + BN, :], accum=True)
-                    T.ptx.wgmma.wait_group(1)
-                    if kt > k_begin:
-                        if warp == 0:
-                            if lane == 0:
-                                T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
-                    it += 1
-                T.ptx.wgmma.wait_group(0)
-                if warp == 0:
-                    if lane == 0:
-                        T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
+            for u in schedule.walk(pid):
+                t, k_begin, k_end, _ = schedule.unit(u)
+                m0, n0 = schedule.origin(t)
+                it = stages.consume(acc, row, it, k_begin, k_end)
                 if split:
-                    # Split-K fix-up: publish this partial, count it; the last unit sums all.
-                    mine = u * BM + row
-                    Tx.wg.copy(W[mine:mine + 64, :], acc)
-                    T.cuda.bar_sync(wg, 128)         # every thread's partial is written
-                    counter = t * consumers + wg - 1
-                    last: T.boolean = False
-                    if warp == 0:
-                        if lane == 0:
-                            last = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
-                                                  scope="gpu") == SPLIT_K - 1
-                    # One thread's answer, for the warpgroup (and after its acquire).
-                    if T.cuda.bar_or(wg, 128, last):
-                        first = t * (SPLIT_K * BM) + row
-                        Tx.wg.copy(acc, W[first:first + 64, :])
-                        for k in T.serial(1, SPLIT_K):
-                            other = first + k * BM
-                            for c0 in T.unroll(0, BN, SPLIT_K_STEP_N):
-                                step = acc[:, c0:c0 + SPLIT_K_STEP_N]
-                                Tx.wg.copy(part, W[other:other + 64,
-                                                   c0:c0 + SPLIT_K_STEP_N])
-                                Tx.wg.add(step, step, part)
-                        if warp == 0:
-                            if lane == 0:
-                                C[counter] = 0
-                        epilogue(acc, out, row, m0, n0)
+                    # the tile's last unit to finish sums the partials and writes the tile
+                    split_k.fix_up(acc, part, row, u, t, SPLIT_K, write_back)
                 else:
-                    epilogue(acc, out, row, m0, n0)
-            if warp == 0:
-                if lane == 0:
-                    T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
+                    write_back()
+            store.await_staging()           # shared memory lives until the last store read it
+
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
 
     return hgemm_v6
 
@@ -530,50 +354,32 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     TMA store) while their MMAs run. Without it the warpgroup stores every chunk before its
     next MMA, and the stages the producer filled meanwhile wait (about 4% of the consumers'
     time at 4096^3, results/2026-12-01-parity/ncu-source-v7-4096.txt)."""
-    _check("hgemm_v7", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
-           STAGES)
-    _check_row_stride("hgemm_v7", "N", N)
-    if BN % 16:
-        raise ShapeError(f"hgemm_v7: BN={BN} must be a multiple of 16 (each CTA of the pair "
-                         f"loads BN / 2 rows of B, whose boxes start on 1024-byte swizzle "
-                         f"repeats)")
-    _check_epilogue_columns("hgemm_v7", BN, EPI_N)
-    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > 227 * 1024:
-        raise ShapeError(f"hgemm_v7: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
-                         f"the 227 KiB of shared memory a Hopper CTA can have")
-    if SMS < 2:
-        raise ShapeError(f"hgemm_v7: SMS={SMS} leaves no room for one cluster of 2 CTAs")
+    check_ragged_gemm("hgemm_v7", M, N, K, dtype, BM, BN, BK, STAGES)
+    check_pair("hgemm_v7", BN, SMS)
+    check_epilogue_columns("hgemm_v7", BN, EPI_N)
+    check_staging("hgemm_v7", BM, BN, BK, STAGES, EPI_N)
     consumers = BM // 64
-    CONSUMER_REGS = _consumer_regs("hgemm_v7", consumers, PRODUCER_REGS, CONSUMER_REGS)
-    tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
+    CONSUMER_REGS = consumer_regs("hgemm_v7", consumers, PRODUCER_REGS, CONSUMER_REGS)
+    k_tiles = math.ceil(K / BK)
     for name, value in (("SPLIT_K", SPLIT_K), ("TAIL_SPLIT", TAIL_SPLIT)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= k_tiles:
-            raise ShapeError(f"hgemm_v7: {name}={value!r} must be an integer from 1 to the "
-                             f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
+        check_splits("hgemm_v7", name, value, K, k_tiles)
     if SPLIT_K > 1 and TAIL_SPLIT > 1:
         raise ShapeError("hgemm_v7: SPLIT_K splits every pair and TAIL_SPLIT only the last "
                          "wave's; give one of them")
-    if max(SPLIT_K, TAIL_SPLIT) > 1 and BN % SPLIT_K_STEP_N:
-        raise ShapeError(f"hgemm_v7: with split-K, BN={BN} must be a multiple of "
-                         f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")
-    pairs_m = math.ceil(tiles_m / 2)
-    pairs, whole, splits, slots = _v7_units(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
-    if TAIL_SPLIT > 1 and whole == pairs:
-        raise ShapeError(f"hgemm_v7: TAIL_SPLIT={TAIL_SPLIT}: the {pairs} pairs of tiles fill "
-                         f"whole waves of {SMS // 2} clusters, so no last wave is left to split")
-    units = whole + (pairs - whole) * splits
-    clusters = min(SMS // 2, units)
-    group_m = math.gcd(max(1, GROUP_M // 2), pairs_m)       # in pairs of tile rows
-    HALF_N = BN // 2
-    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
-    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
-    c_layout = T.mma_shared_layout(dtype, "128B", (BM, EPI_N))
+    if max(SPLIT_K, TAIL_SPLIT) > 1:
+        check_split_columns("hgemm_v7", BN)
+    schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
+                            split_k=SPLIT_K, tail_split=TAIL_SPLIT, pairs=True)
+    if TAIL_SPLIT > 1 and schedule.whole == schedule.items:
+        raise ShapeError(f"hgemm_v7: TAIL_SPLIT={TAIL_SPLIT}: the {schedule.items} pairs of "
+                         f"tiles fill whole waves of {SMS // 2} clusters, so no last wave is "
+                         f"left to split")
     acc_layout = wgmma_accumulator_layout(64, BN)
     step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
-    stage_bytes = (BM + BN) * BK * 2                         # A + both halves of B
     handoff = "cluster" if CLUSTER_RELEASE else "cta"        # scope of the cross-CTA hand-off
+    splits = schedule.splits
     split = splits > 1
-    w_shape, c_shape = v7_split_buffers_shapes(M, N, BM, BN, SMS, SPLIT_K, TAIL_SPLIT)
+    w_shape, c_shape = split_k_buffers(schedule.split_tiles, splits, BM, BN)
     chunks = BN // EPI_N                                     # epilogue stores per tile
 
     @T.prim_func
@@ -581,185 +387,74 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                  D: T.Buffer((M, N), dtype),
                  W: T.Buffer(w_shape, "float32") if split else None,
                  C: T.Buffer(c_shape, "int32") if split else None):
-        pid = T.cta_id([2 * clusters])
-        T.cluster_shape([2, 1, 1])
+        pid = T.cta_id([schedule.ctas])
         wg = T.warpgroup_id([1 + consumers])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
-        rank = T.cuda.cluster_ctarank()
-        peer = rank ^ 1
-        cluster = pid // 2
-
-        def unit(u):
-            # (pair, first k-tile, end k-tile, split index) of work unit u: the first `whole`
-            # units are whole pairs, each later pair is `splits` consecutive units
-            if TAIL_SPLIT > 1:
-                t: T.int32 = u
-                k_begin: T.int32 = 0
-                k_end: T.int32 = k_tiles
-                part_of: T.int32 = 0
-                if u >= whole:
-                    part_of = (u - whole) % splits
-                    t = whole + (u - whole) // splits
-                    k_begin = part_of * k_tiles // splits
-                    k_end = (part_of + 1) * k_tiles // splits
-                return t, k_begin, k_end, part_of
-            t, k_begin, k_end = _split_unit(u, SPLIT_K, k_tiles)
-            return t, k_begin, k_end, u % SPLIT_K
+        pair = ClusterPair(pid)
 
         pool = T.SMEMPool()
-        full = pool.alloc((STAGES,), "uint64", align=8)      # this CTA's stage has landed
-        empty = pool.alloc((STAGES,), "uint64", align=8)     # both CTAs' consumers are done
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        Cs = pool.alloc((BM, EPI_N), dtype, layout=c_layout)
+        barriers = Barriers(pool)
+        # freed by the consumers of both CTAs
+        ring = barriers.ring(STAGES, consumers, peer=pair.peer, handoff=handoff)
+        stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, rank=pair.rank)
+        store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
         pool.commit()
+        barriers.init(wg, warp, lane, cluster=True)
 
-        if wg == 0:
-            if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), 2 * consumers)
-        T.ptx.fence.mbarrier_init()
-        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+        def producer():
+            # its A tile, and its half of B into both CTAs
+            stages.producer(schedule, pair.cluster, pair.rank)
 
-        if wg == 0:
-            # --- producer: its A tile, and its half of B into both CTAs ---
-            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
-            if warp == 0:
-                if T.ptx.elect_sync():
-                    it: T.int32 = 0
-                    for u in T.serial(cluster, units, clusters):
-                        t, k_begin, k_end, _ = unit(u)
-                        m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
-                        m0 = m_pair + rank * BM
-                        nb = n0 + rank * HALF_N
-                        for kt in T.serial(k_begin, k_end):
-                            s = it % STAGES
-                            T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2,
-                                                    scope=handoff)
-                            T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
-                            Tx.copy_async(As[s * BM:s * BM + BM, :],
-                                          A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
-                            Tx.copy_async(Bs[s * BN + rank * HALF_N:
-                                             s * BN + rank * HALF_N + HALF_N, :],
-                                          B[nb:nb + HALF_N, kt * BK:kt * BK + BK],
-                                          full.ptr_to([s]), multicast=0b11)
-                            it += 1
-        else:
-            # --- consumers: 64 rows of each tile each; stages freed in both CTAs ---
-            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+        def consumer():
+            # 64 rows of each tile each; stages freed in both CTAs
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
             if split:
                 part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
+                split_k = SplitK(W, C, BM, consumers, wg, warp, lane)
 
-            def release(s):
-                T.ptx.mbarrier.arrive(empty.ptr_to([s]))
-                T.ptx.mbarrier.arrive(T.cuda.mapa(empty.ptr_to([s]), peer), scope=handoff)
-
-            def k_step(kt, it, k_begin):
-                # one k-tile's MMAs in flight; the stage the previous k-tile read is freed
-                s = it % STAGES
-                T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
-                Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
-                                 Bs[s * BN:s * BN + BN, :], accum=True)
-                T.ptx.wgmma.wait_group(1)
-                if kt > k_begin:
-                    if warp == 0:
-                        if lane == 0:
-                            release((it + STAGES - 1) % STAGES)
-
-            def store(c0, m0, n0):
-                # columns c0 .. c0 + EPI_N of `out`: registers -> Cs (stmatrix) -> D (TMA)
-                if warp == 0:
-                    if lane == 0:
-                        T.ptx.bulk.wait_group(0)
-                T.cuda.bar_sync(wg, 128)
-                Tx.wg.copy(Cs[row:row + 64, :], out[:, c0:c0 + EPI_N])
-                T.ptx.fence.proxy_async("shared::cta")
-                T.cuda.bar_sync(wg, 128)
-                if warp == 0:
-                    if lane == 0:
-                        Tx.copy_async(D[m0 + row:m0 + row + 64, n0 + c0:n0 + c0 + EPI_N],
-                                      Cs[row:row + 64, :])
-                        T.ptx.bulk.commit_group()
+            def store_pending(j):
+                # chunk j of the tile `out` holds (none if `pending` is False)
+                if pending:
+                    store.chunk(out, row, pm0, pn0, j * EPI_N)
 
             it: T.int32 = 0
             pending: T.boolean = False       # `out` holds a tile not yet stored, at pm0, pn0
             pm0: T.int32 = 0
             pn0: T.int32 = 0
-            for u in T.serial(cluster, units, clusters):
-                t, k_begin, k_end, part_of = unit(u)
-                m_pair, n0 = _tile_origin(t, pairs_m, tiles_n, group_m, 2 * BM, BN)
-                m0 = m_pair + rank * BM
-                Tx.wg.fill(acc, 0.0)
+            for u in schedule.walk(pair.cluster):
+                t, k_begin, k_end, part_of = schedule.unit(u)
+                m0, n0 = schedule.origin(t, pair.rank)
                 # The previous tile's chunks are stored one under each of this tile's first
                 # k-tiles, while their MMAs run (OVERLAP_EPILOGUE); else `pending` is False.
-                for j in T.unroll(chunks):
-                    if k_begin + j < k_end:
-                        k_step(k_begin + j, it, k_begin)
-                        it += 1
-                    if pending:
-                        store(j * EPI_N, pm0, pn0)
-                for kt in T.serial(k_begin + chunks, k_end):
-                    k_step(kt, it, k_begin)
-                    it += 1
-                T.ptx.wgmma.wait_group(0)
-                if warp == 0:
-                    if lane == 0:
-                        release((it + STAGES - 1) % STAGES)
-                # Epilogue as in v6; a tile past M (the odd pair's second) stores nothing.
+                it = stages.consume(acc, row, it, k_begin, k_end, chunks, store_pending)
+                # A tile past M (the odd pair's second) stores nothing.
                 done: T.boolean = m0 < M
                 if split:
-                    if m0 < M and t >= whole:
-                        # Split-K fix-up as in v6, for this CTA's own tile, in its slot of W
-                        # and C (every tile's with SPLIT_K, the last wave's with TAIL_SPLIT).
+                    if m0 < M and t >= schedule.whole:
+                        # Split-K fix-up of this CTA's own tile, in its slot of W and C (every
+                        # tile's with SPLIT_K, the last wave's with TAIL_SPLIT).
                         if TAIL_SPLIT > 1:
-                            slot = (t - whole) * 2 + rank
+                            slot = (t - schedule.whole) * 2 + pair.rank
                         else:
-                            slot = m0 // BM * tiles_n + n0 // BN
-                        mine = (slot * splits + part_of) * BM + row
-                        Tx.wg.copy(W[mine:mine + 64, :], acc)
-                        T.cuda.bar_sync(wg, 128)     # every thread's partial is written
-                        counter = slot * consumers + wg - 1
-                        last: T.boolean = False
-                        if warp == 0:
-                            if lane == 0:
-                                last = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
-                                                      scope="gpu") == splits - 1
-                        done = T.cuda.bar_or(wg, 128, last)
-                        if done:
-                            first = slot * (splits * BM) + row
-                            Tx.wg.copy(acc, W[first:first + 64, :])
-                            for k in T.serial(1, splits):
-                                other = first + k * BM
-                                for c0 in T.unroll(0, BN, SPLIT_K_STEP_N):
-                                    step = acc[:, c0:c0 + SPLIT_K_STEP_N]
-                                    Tx.wg.copy(part, W[other:other + 64,
-                                                       c0:c0 + SPLIT_K_STEP_N])
-                                    Tx.wg.add(step, step, part)
-                            if warp == 0:
-                                if lane == 0:
-                                    C[counter] = 0
+                            slot = m0 // BM * schedule.tiles_n + n0 // BN
+                        done = split_k.fix_up(acc, part, row, slot * splits + part_of, slot,
+                                              splits)
                 if done:
                     Tx.wg.cast(out, acc)
                     if not OVERLAP_EPILOGUE:
-                        for c0 in T.unroll(0, BN, EPI_N):
-                            store(c0, m0, n0)
+                        store.tile(out, row, m0, n0)
                 if OVERLAP_EPILOGUE:
                     pending = done
                     pm0 = m0
                     pn0 = n0
-            for c0 in T.unroll(0, BN, EPI_N):
-                if pending:
-                    store(c0, pm0, pn0)                 # the last tile's, under no MMAs
-            if warp == 0:
-                if lane == 0:
-                    T.ptx.bulk.wait_group(0)
+            for j in T.unroll(chunks):
+                store_pending(j)                # the last tile's, under no MMAs
+            store.await_staging()
+
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
 
         T.cuda.cluster_sync()           # no CTA exits while its peer may still signal or write it
 
@@ -800,9 +495,7 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     each (not persistent: there is no next tile to overlap). The kernel takes (A, B, D, W),
     and C with SPLIT_K = 4: W float32 of split_k_workspace_shape(M, N, BM, BN, SPLIT_K), C int32
     zeros of split_k_pair_counters_shape(M, N, BM, BN)."""
-    _check("hgemm_v8", BM * math.ceil(M / BM), BN * math.ceil(N / BN), K, dtype, BM, BN, BK,
-           STAGES)
-    _check_row_stride("hgemm_v8", "N", N)
+    check_ragged_gemm("hgemm_v8", M, N, K, dtype, BM, BN, BK, STAGES)
     tiles_m, tiles_n, k_tiles = math.ceil(M / BM), math.ceil(N / BN), math.ceil(K / BK)
     if isinstance(SPLIT_K, bool) or SPLIT_K not in (2, 4):
         raise ShapeError(f"hgemm_v8: SPLIT_K={SPLIT_K!r} must be 2 or 4 (one or two clusters "
@@ -814,29 +507,23 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     if BN % (2 * STEP):
         raise ShapeError(f"hgemm_v8: BN={BN} must be a multiple of {2 * STEP} (each CTA of the "
                          f"pair reduces and stores half of it, {STEP} columns at a time)")
-    if 1024 + STAGES * (BM + BN) * BK * 2 + BM * STEP * 2 > 227 * 1024:
-        raise ShapeError(f"hgemm_v8: {STAGES} stages and a {BM}x{STEP} staging buffer exceed "
-                         f"the 227 KiB of shared memory a Hopper CTA can have")
+    check_staging("hgemm_v8", BM, BN, BK, STAGES, STEP)
     consumers = BM // 64
-    CONSUMER_REGS = _consumer_regs("hgemm_v8", consumers, PRODUCER_REGS, CONSUMER_REGS)
+    CONSUMER_REGS = consumer_regs("hgemm_v8", consumers, PRODUCER_REGS, CONSUMER_REGS)
     tiles = tiles_m * tiles_n
     group_m = math.gcd(GROUP_M, tiles_m)
     HALF = BN // 2
-    a_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BM, BK))
-    b_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BN, BK))
-    c_layout = T.mma_shared_layout(dtype, "128B", (BM, STEP))
     acc_layout = wgmma_accumulator_layout(64, BN)
     half_layout = wgmma_accumulator_layout(64, HALF)
     step_layout = wgmma_accumulator_layout(64, STEP)
-    stage_bytes = (BM + BN) * BK * 2
-    pair = SPLIT_K == 4                         # two clusters per tile, joined by a counter
+    two_clusters = SPLIT_K == 4                 # per tile, joined by a counter
     w_shape = split_k_workspace_shape(M, N, BM, BN, SPLIT_K)
     c_shape = split_k_pair_counters_shape(M, N, BM, BN)
 
     @T.prim_func
     def hgemm_v8(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
                  D: T.Buffer((M, N), dtype), W: T.Buffer(w_shape, "float32"),
-                 C: T.Buffer(c_shape, "int32") if pair else None):
+                 C: T.Buffer(c_shape, "int32") if two_clusters else None):
         pid = T.cta_id([tiles * SPLIT_K])
         T.cluster_shape([2, 1, 1])
         wg = T.warpgroup_id([1 + consumers])
@@ -847,66 +534,37 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         split = pid % SPLIT_K                               # (cluster, rank) of the tile
         k_begin = split * k_tiles // SPLIT_K
         k_end = (split + 1) * k_tiles // SPLIT_K
-        m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
+        m0, n0 = tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
 
         pool = T.SMEMPool()
-        full = pool.alloc((STAGES,), "uint64", align=8)
-        empty = pool.alloc((STAGES,), "uint64", align=8)
-        ready = pool.alloc((consumers,), "uint64", align=8)  # the peer's half is in W
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        Cs = pool.alloc((BM, STEP), dtype, layout=c_layout)
+        barriers = Barriers(pool)
+        ring = barriers.ring(STAGES, consumers)
+        ready = barriers.alloc(consumers)                   # the peer's half is in W
+        stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
+        store = TmaStore(pool, D, dtype, BM, STEP, wg, warp, lane, consumers)
         pool.commit()
+        barriers.init(wg, warp, lane, cluster=True)
 
-        if wg == 0:
-            if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), consumers)
-                    for c in T.unroll(consumers):
-                        T.ptx.mbarrier.init(ready.ptr_to([c]), 1)
-        T.ptx.fence.mbarrier_init()
-        T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
+        def producer():
+            # this CTA's run of k-tiles
+            for kt in T.serial(k_begin, k_end):
+                s = ring.acquire(kt - k_begin, stages.stage_bytes)
+                stages.load(s, kt, m0, n0)
 
-        if wg == 0:
-            # --- producer: this CTA's run of k-tiles ---
-            T.ptx.setmaxnreg(PRODUCER_REGS, increase=False)
-            if warp == 0:
-                if T.ptx.elect_sync():
-                    for kt in T.serial(k_begin, k_end):
-                        it = kt - k_begin
-                        s = it % STAGES
-                        T.ptx.mbarrier.try_wait(empty.ptr_to([s]), (it // STAGES + 1) % 2)
-                        T.ptx.mbarrier.arrive_expect_tx(full.ptr_to([s]), stage_bytes)
-                        Tx.copy_async(As[s * BM:s * BM + BM, :],
-                                      A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
-                        Tx.copy_async(Bs[s * BN:s * BN + BN, :],
-                                      B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
-        else:
-            # --- consumers: 64 rows of the tile each ---
-            T.ptx.setmaxnreg(CONSUMER_REGS, increase=True)
+        def consumer():
+            # 64 rows of the tile each
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             part = T.alloc_local((64, HALF), "float32", layout=half_layout)
             out = T.alloc_local((64, STEP), dtype, layout=step_layout)
             Tx.wg.fill(acc, 0.0)
             for kt in T.serial(k_begin, k_end):
-                it = kt - k_begin
-                s = it % STAGES
-                T.ptx.mbarrier.try_wait(full.ptr_to([s]), (it // STAGES) % 2)
-                Tx.wg.gemm_async(acc, As[s * BM + row:s * BM + row + 64, :],
-                                 Bs[s * BN:s * BN + BN, :], accum=True)
-                T.ptx.wgmma.wait_group(1)
-                if kt > k_begin:
-                    if warp == 0:
-                        if lane == 0:
-                            T.ptx.mbarrier.arrive(empty.ptr_to([(it + STAGES - 1) % STAGES]))
+                stages.k_step(acc, row, kt, kt - k_begin, k_begin)
             T.ptx.wgmma.wait_group(0)   # the last stage needs no release: nothing refills it
+            if two_clusters:
+                split_k = SplitK(W, C, BM, consumers, wg, warp, lane)
 
             mine = t * (SPLIT_K * BM) + split * BM + row     # this split's block of W
-            staging = Cs[row:row + 64, :]                    # this warpgroup's rows of Cs
             for owner in T.unroll(2):
                 if rank == owner:
                     theirs = 1 - owner                      # the peer's rank
@@ -925,43 +583,23 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     Tx.wg.copy(part, W[peer_block:peer_block + 64, cols])
                     Tx.wg.add(half, half, part)
                     write = True
-                    if pair:
+                    if two_clusters:
                         # Two clusters per tile: the second to count adds the first's sum.
                         Tx.wg.copy(W[mine:mine + 64, cols], half)
-                        T.cuda.bar_sync(wg, 128)    # every thread's sum is written
-                        counter = (t * 2 + owner) * consumers + wg - 1
-                        second: T.boolean = False
-                        if warp == 0:
-                            if lane == 0:
-                                second = T.ptx.atom_add(C.ptr_to([counter]), 1, sem="acq_rel",
-                                                        scope="gpu") == 1
-                        write = T.cuda.bar_or(wg, 128, second)
+                        write, counter = split_k.count(t, 2, owner, 2)
                         if write:
                             other = t * (SPLIT_K * BM) + (split + 2) % 4 * BM + row
                             Tx.wg.copy(part, W[other:other + 64, cols])
                             Tx.wg.add(half, half, part)
-                            if warp == 0:
-                                if lane == 0:
-                                    C[counter] = 0
+                            split_k.reset(counter)
                     if write:
+                        n_half = n0 + owner * HALF
                         for c0 in T.unroll(0, HALF, STEP):
-                            if n0 + owner * HALF + c0 < N:  # a step wholly past N stores nothing
+                            if n_half + c0 < N:         # a step wholly past N stores nothing
                                 Tx.wg.cast(out, half[:, c0:c0 + STEP])
-                                if warp == 0:
-                                    if lane == 0:
-                                        T.ptx.bulk.wait_group(0)    # the last store read Cs
-                                T.cuda.bar_sync(wg, 128)
-                                Tx.wg.copy(staging, out)
-                                T.ptx.fence.proxy_async("shared::cta")  # generic -> TMA reads
-                                T.cuda.bar_sync(wg, 128)
-                                if warp == 0:
-                                    if lane == 0:
-                                        n1 = n0 + owner * HALF + c0
-                                        Tx.copy_async(D[m0 + row:m0 + row + 64, n1:n1 + STEP],
-                                                      staging)
-                                        T.ptx.bulk.commit_group()
-            if warp == 0:
-                if lane == 0:
-                    T.ptx.bulk.wait_group(0)          # shared memory lives until it is read
+                                store.chunk(out, row, m0, n_half, c0)
+            store.await_staging()               # shared memory lives until the last store read it
+
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
 
     return hgemm_v8

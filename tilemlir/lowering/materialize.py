@@ -102,23 +102,6 @@ def _make_storage(root: ir.Operation, points: _AllocaPoints) -> ir.Value:
         return emit.gep(base, ir.IntegerType.get_signless(8), offset)
 
 
-def shared_memory_bytes(func: ir.Operation) -> int:
-    """Bytes of dynamic shared memory the buffers of `func` need (before materialization)."""
-    total = 0
-
-    def visit(op):
-        nonlocal total
-        if op.name == "tile.alloc_shared":
-            buf = parse_buffer_type(op.results[0].type)
-            end = ir.IntegerAttr(op.attributes["offset"]).value + \
-                buf.layout.span("m") * buf.elem_bits // 8
-            total = max(total, end)
-        return ir.WalkResult.ADVANCE
-
-    func.walk(visit)
-    return total
-
-
 def _collect(module: ir.Operation) -> dict[str, list]:
     found = {"tile.storage": [], "tile.addr": [], "buffer": []}
 

@@ -42,6 +42,7 @@ from __future__ import annotations
 import numpy as np
 from mlir import ir
 
+from tilemlir.ir import kernel_abi
 from tilemlir.reference.machine import Machine
 from tilemlir.reference.memory import InterpretError, Storage, buffer_type_of, elem_of
 
@@ -101,8 +102,7 @@ def interpret(kernel, *args, out=None) -> None:
     with module.context:
         func = _kernel_function(module)
         entry = func.regions[0].blocks[0]
-        names = [ir.StringAttr(n).value for n in ir.ArrayAttr(func.attributes["tile.params"])] \
-            if "tile.params" in func.attributes else [f"arg{i}" for i in range(len(entry.arguments))]
+        names = kernel_abi.read(func).param_names(len(entry.arguments))
         if len(args) != len(entry.arguments):
             raise TypeError(f"the kernel takes {len(entry.arguments)} arguments "
                             f"({', '.join(names)}), got {len(args)}")

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from mlir import ir
 
+from tilemlir.ir import kernel_abi
 from tilemlir.ir.types import is_buffer_type
 from tilemlir.reference.memory import (TMEM_COLUMNS, TMEM_LANES, Elem, InterpretError, Pointer,
                                        Root, Storage, Tile, buffer_type_of, elem_of, read,
@@ -124,14 +125,15 @@ class Machine:
     def __init__(self, func, buffers: dict[int, Storage], scalars: dict[int, object],
                  out=None):
         self.func = func
-        attrs = func.attributes
-        block = list(ir.DenseI32ArrayAttr(attrs["known_block_size"]))
+        declared = kernel_abi.read(func)
+        if declared.block is None:
+            raise InterpretError(f"the kernel declares no {kernel_abi.BLOCK}")
+        block = list(declared.block)
         if block[1:] != [1, 1]:
             raise InterpretError(f"blocks of {block} threads: the interpreter runs 1-D blocks")
         self.threads = block[0]
-        self.grid = list(ir.DenseI32ArrayAttr(attrs["tile.grid"])) \
-            if "tile.grid" in attrs else [1, 1, 1]
-        if "tile.cluster" in attrs and list(ir.DenseI32ArrayAttr(attrs["tile.cluster"])) != [1, 1, 1]:
+        self.grid = list(declared.grid)
+        if declared.cluster not in (None, (1, 1, 1)):
             raise InterpretError("thread-block clusters: the interpreter runs one CTA at a time, "
                                  "so CTAs of a cluster cannot wait for each other")
         self.buffers, self.scalars = buffers, scalars

@@ -36,8 +36,8 @@ from mlir import ir
 
 from tilemlir.env import flag as env_flag
 from tilemlir.ir.context import make_context
+from tilemlir.pipeline import PipelineOptions
 from tilemlir.runtime.executable import Executable
-from tilemlir.target import Target
 
 
 class CompilerCrash(RuntimeError):
@@ -60,15 +60,13 @@ class DiagnosticRecord:
                                 tuple(DiagnosticRecord.of(n) for n in diagnostic.notes))
 
 
-def entry_files(input_ir: str, target: Target, opt_level: int,
-                with_passes: bool, line_info: bool = False) -> dict[str, bytes]:
+def entry_files(input_ir: str, options: PipelineOptions,
+                with_passes: bool) -> dict[str, bytes]:
     """Lowers tile IR (text, with locations) and returns a cache entry's files by name."""
     with make_context():
         module = ir.Module.parse(input_ir)
         with tempfile.TemporaryDirectory() as passes:
-            exe = Executable.compile(module, target, opt_level,
-                                     dump_dir=passes if with_passes else None,
-                                     line_info=line_info)
+            exe = Executable.compile(module, options, dump_dir=passes if with_passes else None)
             files = {"signatures.json": json.dumps(
                          [dataclasses.asdict(s) for s in exe.signatures.values()]).encode(),
                      "input.mlir": input_ir.encode()}
@@ -80,21 +78,20 @@ def entry_files(input_ir: str, target: Target, opt_level: int,
     return files
 
 
-def lower(input_ir: str, target: Target, opt_level: int, with_passes: bool,
-          line_info: bool = False) -> dict[str, bytes]:
+def lower(input_ir: str, options: PipelineOptions, with_passes: bool) -> dict[str, bytes]:
     """entry_files(...) in the worker (or here, with TILEMLIR_COMPILE_IN_PROCESS=1)."""
     env_flag("TILEMLIR_DEBUG")                      # a bad value is an error at once
     if env_flag("TILEMLIR_COMPILE_IN_PROCESS") or _worker.unusable:
-        return entry_files(input_ir, target, opt_level, with_passes, line_info)
+        return entry_files(input_ir, options, with_passes)
     try:
-        return _worker.call((input_ir, target, opt_level, with_passes, line_info,
+        return _worker.call((input_ir, options, with_passes,
                              {k: v for k, v in os.environ.items() if k.startswith("TILEMLIR_")}))
     except _CannotStart as why:
         warnings.warn(f"tilemlir: the compiler process cannot start ({why}); lowering in this "
                       f"process from now on, where a fatal error in MLIR or LLVM would end it",
                       CompilerProcessWarning, stacklevel=3)
         _worker.unusable = True
-        return entry_files(input_ir, target, opt_level, with_passes, line_info)
+        return entry_files(input_ir, options, with_passes)
 
 
 class CompilerProcessWarning(UserWarning):
@@ -224,7 +221,7 @@ def main() -> None:
         request = _receive(requests)
         if request is None:
             return
-        input_ir, target, opt_level, with_passes, line_info, env = request
+        input_ir, options, with_passes, env = request
         for k in set(base_env) | set(env):    # the caller's TILEMLIR_* settings of this call
             if k in env:
                 os.environ[k] = env[k]
@@ -232,7 +229,7 @@ def main() -> None:
                 os.environ.pop(k, None)
         base_env = env
         try:
-            answer = ("ok", entry_files(input_ir, target, opt_level, with_passes, line_info), "")
+            answer = ("ok", entry_files(input_ir, options, with_passes), "")
         except ir.MLIRError as error:       # its DiagnosticInfos live in this process only
             answer = ("mlir-error", (error.message, [DiagnosticRecord.of(d) for d in
                                                      error.error_diagnostics]),

@@ -49,10 +49,10 @@ import platformdirs
 from filelock import FileLock
 from mlir import ir
 
-import tilemlir
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.ir.context import DIALECT_FILE, make_context
 from tilemlir.ir.source import parse_source
+from tilemlir.pipeline import PipelineOptions
 from tilemlir.runtime.compile_worker import lower
 from tilemlir.runtime.executable import Executable, Kernel
 from tilemlir.runtime.signature import KernelSignature
@@ -67,6 +67,7 @@ LOCK_TIMEOUT_S = 600
 # Line info costs nothing at run time (the SASS is the same, the line table is a cubin section
 # the GPU never reads) and makes ncu's source view work without a rebuild.
 LINE_INFO_DEFAULT = True
+PACKAGE_DIR = Path(__file__).resolve().parent.parent     # tilemlir/
 TEXT_MEMORY_SIZE = 64       # tile-IR texts whose kernels stay in memory (least recent dropped)
 
 
@@ -101,9 +102,8 @@ def dump_request() -> set[str]:
 def tool_versions() -> str:
     """Versions of everything that shapes the output, tilemlir's sources by content."""
     digest = hashlib.sha256()
-    package = Path(tilemlir.__file__).resolve().parent
-    for path in sorted(package.rglob("*.py")) + [DIALECT_FILE]:
-        digest.update(str(path.relative_to(package.parent)).encode())
+    for path in sorted(PACKAGE_DIR.rglob("*.py")) + [DIALECT_FILE]:
+        digest.update(str(path.relative_to(PACKAGE_DIR.parent)).encode())
         digest.update(path.read_bytes())
     versions = [f"{name}={version}" for name, version in package_versions().items()]
     return ";".join(versions + [f"tilemlir-src={digest.hexdigest()[:16]}", f"fmt={CACHE_FORMAT}"])
@@ -115,7 +115,7 @@ def resolve_target(target) -> Target:
     if target is None:
         from tilemlir.runtime.cuda import device_chip, driver_available
         target = device_chip() if driver_available() else DEFAULT_CHIP
-    return Target.parse(target)
+    return Target(target)
 
 
 # ---------------------------------------------------------------- signatures <-> JSON
@@ -406,20 +406,20 @@ def compile(kernel, target=None, opt_level: int = 3, cache: bool = True,
             found.compile_info = CompileInfo(found.compile_info.key, True,
                                              time.perf_counter() - start, None, memory_hit=True)
             return found
-    resolved = resolve_target(target)
+    options = PipelineOptions(resolve_target(target), opt_level, line_info)
     module, name = _tile_module(kernel)
     key = hashlib.sha256(b"\n".join([_key_ir(module, line_info), *(
-        part.encode() for part in (resolved.chip, str(resolved.ptx), f"O{opt_level}",
-                                   f"line_info={line_info}", tool_versions()))])).hexdigest()
+        part.encode() for part in (options.target.chip, str(options.target.ptx),
+                                   f"O{options.opt_level}", f"line_info={line_info}",
+                                   tool_versions()))])).hexdigest()
 
     def build() -> tuple[Executable, dict[str, bytes]]:
         # Lowered in the compiler process (compile_worker), as files of a cache entry.
-        files = lower(module.operation.get_asm(enable_debug_info=True), resolved, opt_level,
-                      "ir" in wanted, line_info)
-        return _executable(files, resolved), files
+        files = lower(module.operation.get_asm(enable_debug_info=True), options, "ir" in wanted)
+        return _executable(files, options.target), files
 
     if cache:
-        exe, files, hit = _through_disk_cache(key, resolved, "ir" in wanted, build)
+        exe, files, hit = _through_disk_cache(key, options.target, "ir" in wanted, build)
     else:
         (exe, files), hit = build(), False
     dump_dir = _write_dump(name, key, files, wanted) if wanted else None

@@ -94,8 +94,15 @@ def require_driver() -> None:
 
 
 def device_chip(ordinal: int = 0) -> str:
-    """sm_XY(a) of a device: the 'a' variant for Hopper/Blackwell, whose features we use."""
+    """sm_XY(a) of a device: the 'a' variant for Hopper/Blackwell, whose features we use.
+    Asked once per device: `tilemlir.compile(kernel)` asks on every call (its memory-cache
+    hit took 7 us more when each call went to the driver)."""
     require_driver()
+    return _device_chip(ordinal)
+
+
+@functools.lru_cache(maxsize=None)
+def _device_chip(ordinal: int) -> str:
     cu = driver()
     device = check("cuDeviceGet", cu.cuDeviceGet(ordinal))
     attribute = cu.CUdevice_attribute

@@ -22,7 +22,7 @@ from mlir import ir
 
 from tilemlir.ir.context import make_context
 from tilemlir.ir.source import parse_source
-from tilemlir.pipeline import lower_to_ptx
+from tilemlir.pipeline import PipelineOptions, lower_to_ptx
 from tilemlir.runtime import args as argcheck
 from tilemlir.runtime import launch as rt
 from tilemlir.runtime.signature import KernelSignature, kernels, with_tensor_maps
@@ -55,20 +55,20 @@ class Executable:
             return self._assembled[module]
 
     @staticmethod
-    def compile(module: ir.Module, target: Target, opt_level: int = 3,
-                dump_dir: str | None = None, line_info: bool = False) -> "Executable":
-        """Lowers a tile module to PTX (in place); `line_info`: .file/.loc directives for the
-        ops' source lines."""
+    def compile(module: ir.Module, options: PipelineOptions,
+                dump_dir: str | None = None) -> "Executable":
+        """Lowers a tile module to PTX (in place) with tile-to-ptx's `options`; `dump_dir`:
+        see lower_to_ptx."""
         signatures = {s.name: s for s in kernels(module)}
-        lower_to_ptx(module, target, opt_level, dump_dir, line_info)
+        lower_to_ptx(module, options, dump_dir)
         with_tensor_maps(signatures, module)
-        return Executable(target, signatures, extract_ptx(module))
+        return Executable(options.target, signatures, extract_ptx(module))
 
     @staticmethod
     def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
-        t = target if isinstance(target, Target) else Target.parse(target)
+        t = target if isinstance(target, Target) else Target(target)
         with make_context():
-            return Executable.compile(parse_source(text), t)
+            return Executable.compile(parse_source(text), PipelineOptions(t))
 
     def kernel(self, name: str | None = None) -> "Kernel":
         if name is None:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import mlir
 
-from tilemlir.lowering.kernel_abi import TENSOR_MAP_BYTES
+from tilemlir.ir.kernel_abi import TENSOR_MAP_BYTES
 from tilemlir.runtime.cuda import CudaError, DriverFunction, current_context, require_driver
 
 MLIR_LIB = Path(list(mlir.__path__)[0]).resolve() / "lib"

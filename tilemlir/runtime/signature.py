@@ -1,12 +1,9 @@
 """What a kernel takes and how it is launched, read off its tile IR before lowering.
 
-A kernel is a `gpu.func ... kernel` whose pointer parameters are wrapped by `tile.global`, so
-their shape and element type are known. Optional discardable attributes on the gpu.func:
-`tile.params = ["A", "B", "D"]` (parameter names for messages) and
-`tile.grid = array<i32: gx, gy, gz>` (the launch grid), `tile.cluster = array<i32: cx, cy, cz>`
-(the thread-block cluster shape, for kernels launched in clusters); `known_block_size` gives the
-block. TMA tensor maps that dispatch adds as parameters are read after lowering
-(tilemlir.lowering.kernel_abi) and attached with `with_tensor_maps`.
+What a kernel declares (parameter names, block, grid, cluster, shared memory) is the kernel ABI
+of tilemlir/ir/kernel_abi.py; a pointer parameter's shape and element type come from the
+`tile.global` that wraps it. TMA tensor maps that dispatch adds as parameters are read after
+lowering and attached with `with_tensor_maps`.
 """
 
 from __future__ import annotations
@@ -15,10 +12,10 @@ from dataclasses import dataclass, replace
 
 from mlir import ir
 
+from tilemlir.ir import kernel_abi
+from tilemlir.ir.kernel_abi import TensorMapRecord
 from tilemlir.ir.modules import gpu_module_ops
 from tilemlir.ir.types import parse_buffer_type
-from tilemlir.lowering.kernel_abi import CLUSTER_ATTR, TensorMapRecord, lowered_records
-from tilemlir.lowering.materialize import shared_memory_bytes
 
 
 class SignatureError(ValueError):
@@ -50,19 +47,6 @@ class KernelSignature:
     tensor_maps: tuple[TensorMapRecord, ...] = ()   # parameters after `params`, by value
 
 
-def _ints(attr) -> tuple[int, ...]:
-    a = ir.DenseI32ArrayAttr(attr)
-    return tuple(a[i] for i in range(len(a)))
-
-
-def _param_names(func, count: int) -> list[str]:
-    if "tile.params" in func.attributes:
-        names = [ir.StringAttr(a).value for a in ir.ArrayAttr(func.attributes["tile.params"])]
-        if len(names) == count:
-            return names
-    return [f"arg{i}" for i in range(count)]
-
-
 def _buffer_of(arg: ir.Value):
     for use in arg.uses:
         if use.owner.name == "tile.global":
@@ -82,7 +66,8 @@ def kernels(module: ir.Module) -> list[KernelSignature]:
 def _signature(module_name: str, func) -> KernelSignature:
     name = ir.StringAttr(func.attributes["sym_name"]).value
     args = list(func.regions[0].blocks[0].arguments)
-    names = _param_names(func, len(args))
+    declared = kernel_abi.read(func)
+    names = declared.param_names(len(args))
     params = []
     for arg, pname in zip(args, names):
         t = arg.type
@@ -96,19 +81,15 @@ def _signature(module_name: str, func) -> KernelSignature:
             params.append(Param(pname, "scalar", str(t)))
         else:
             raise SignatureError(f"kernel {name}: parameter {pname} has unsupported type {t}")
-    if "known_block_size" not in func.attributes:
-        raise SignatureError(f"kernel {name} declares no known_block_size")
-    block = _ints(func.attributes["known_block_size"])
-    grid = _ints(func.attributes["tile.grid"]) if "tile.grid" in func.attributes else (1, 1, 1)
-    cluster = _ints(func.attributes[CLUSTER_ATTR]) if CLUSTER_ATTR in func.attributes \
-        else (1, 1, 1)
-    return KernelSignature(module_name, name, tuple(params), block, grid,
-                           shared_memory_bytes(func), cluster)
+    if declared.block is None:
+        raise SignatureError(f"kernel {name} declares no {kernel_abi.BLOCK}")
+    return KernelSignature(module_name, name, tuple(params), declared.block, declared.grid,
+                           kernel_abi.shared_memory_bytes(func), declared.cluster or (1, 1, 1))
 
 
 def with_tensor_maps(signatures: dict[str, KernelSignature], lowered: ir.Module) -> None:
     """Attaches the tensor-map parameters dispatch added (read from the lowered module)."""
-    for (module_name, name), records in lowered_records(lowered).items():
+    for (module_name, name), records in kernel_abi.lowered_tensor_maps(lowered).items():
         sig = signatures.get(name)
         if sig is not None and sig.module == module_name:
             signatures[name] = replace(sig, tensor_maps=tuple(records))

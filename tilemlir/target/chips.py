@@ -196,43 +196,49 @@ def feature_description(feature: str) -> str:
 
 
 class TargetError(ValueError):
-    """A chip or PTX version tilemlir cannot compile for (raised by Target.parse, so by
+    """A chip or PTX version tilemlir cannot compile for (raised when a Target is made, so by
     tilemlir.compile(target=...) and by pass options); the message names the value."""
+
+
+def _checked_ptx(chip, ptx) -> int:
+    """The PTX version of a target of `chip` (its minimum for None); TargetError for a chip or
+    version tilemlir cannot compile for."""
+    if not isinstance(chip, str):
+        raise TargetError(f"a target is a chip name such as 'sm_90a', got {chip!r} "
+                          f"({type(chip).__name__})")
+    m = re.fullmatch(r"sm_(\d+)(a?)", chip)
+    if m is None:
+        raise TargetError(f"unknown chip '{chip}': expected sm_NN or sm_NNa (e.g. sm_80, sm_90a)")
+    sm = int(m.group(1))
+    floor = _MIN_PTX.get(sm)
+    if floor is None:
+        raise TargetError(f"unsupported chip '{chip}': known are "
+                          + ", ".join(f"sm_{s}" for s in sorted(_MIN_PTX)))
+    if m.group(2) and sm not in _ARCH_SPECIFIC:
+        raise TargetError(f"unknown chip '{chip}': the arch-specific ('a') chips are "
+                          + ", ".join(f"sm_{s}a" for s in _ARCH_SPECIFIC))
+    if ptx is None:
+        return floor
+    if isinstance(ptx, bool) or not isinstance(ptx, int):
+        raise TargetError(f"the PTX version is an integer such as 80, got {ptx!r}")
+    if ptx not in KNOWN_PTX:
+        raise TargetError(f"unknown PTX ISA version {ptx}: LLVM emits "
+                          + ", ".join(str(v) for v in KNOWN_PTX))
+    if ptx < floor:
+        raise TargetError(f"{chip} needs PTX ISA {floor // 10}.{floor % 10} or newer, got "
+                          f"{ptx // 10}.{ptx % 10}")
+    return ptx
 
 
 @dataclass(frozen=True)
 class Target:
-    """An NVIDIA chip such as sm_80, sm_90a or sm_100a, with the PTX version to emit."""
+    """An NVIDIA chip such as sm_80, sm_90a or sm_100a, with the PTX version to emit (default:
+    the chip's minimum). Checked when made: a Target is always one tilemlir can compile for."""
     chip: str
-    ptx: int
+    ptx: int | None = None      # None: the chip's minimum; always an int once made
 
-    @staticmethod
-    def parse(chip: str, ptx: int | None = None) -> "Target":
-        if not isinstance(chip, str):
-            raise TargetError(f"a target is a chip name such as 'sm_90a', got {chip!r} "
-                              f"({type(chip).__name__})")
-        m = re.fullmatch(r"sm_(\d+)(a?)", chip)
-        if m is None:
-            raise TargetError(f"unknown chip '{chip}': expected sm_NN or sm_NNa (e.g. sm_80, sm_90a)")
-        sm = int(m.group(1))
-        floor = _MIN_PTX.get(sm)
-        if floor is None:
-            raise TargetError(f"unsupported chip '{chip}': known are "
-                              + ", ".join(f"sm_{s}" for s in sorted(_MIN_PTX)))
-        if m.group(2) and sm not in _ARCH_SPECIFIC:
-            raise TargetError(f"unknown chip '{chip}': the arch-specific ('a') chips are "
-                              + ", ".join(f"sm_{s}a" for s in _ARCH_SPECIFIC))
-        if ptx is None:
-            return Target(chip, floor)
-        if isinstance(ptx, bool) or not isinstance(ptx, int):
-            raise TargetError(f"the PTX version is an integer such as 80, got {ptx!r}")
-        if ptx not in KNOWN_PTX:
-            raise TargetError(f"unknown PTX ISA version {ptx}: LLVM emits "
-                              + ", ".join(str(v) for v in KNOWN_PTX))
-        if ptx < floor:
-            raise TargetError(f"{chip} needs PTX ISA {floor // 10}.{floor % 10} or newer, got "
-                              f"{ptx // 10}.{ptx % 10}")
-        return Target(chip, ptx)
+    def __post_init__(self):
+        object.__setattr__(self, "ptx", _checked_ptx(self.chip, self.ptx))
 
     @property
     def sm(self) -> int:

@@ -18,14 +18,14 @@ def explain(kernel, target=None) -> Explanation:
     ir.Module, which is not changed) on `target` (a chip such as "sm_90a"; default: the GPU's,
     else sm_90a). A dispatch that fails is explained too: its ops' Decisions have no variant,
     and the Explanation's `errors` holds the diagnostics."""
-    from tilemlir.pipeline import build_pass_manager
+    from tilemlir.pipeline import build_pass_manager, dispatch_pass
     from tilemlir.runtime.compiler import _tile_module, resolve_target
     from tilemlir.tools.diagnostics import from_mlir
     resolved = resolve_target(target)
     module, _ = _tile_module(kernel)
     errors = []
     with module.context, recording() as decisions:
-        pm = build_pass_manager(f"builtin.module(tile-dispatch{{chip={resolved.chip}}})")
+        pm = build_pass_manager(dispatch_pass(resolved))
         try:
             pm.run(module.operation)
         except ir.MLIRError as err:

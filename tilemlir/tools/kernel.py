@@ -20,9 +20,10 @@ from mlir import ir
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.values import KernelError
 from tilemlir.env import SettingError, flag as env_flag
-from tilemlir.pipeline import PipelineError, build_pass_manager
+from tilemlir.pipeline import PipelineError
 from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
+from tilemlir.tools.pass_pipeline import pass_manager
 
 
 def _factory_arguments(words: list[str]) -> tuple[list[int], dict[str, int]]:
@@ -78,7 +79,7 @@ def run(argv: list[str]) -> int:
         module = _kernel(args.kernel, args.args).build()
         if args.pass_pipeline:
             with module.context:
-                build_pass_manager(args.pass_pipeline, module.context).run(module.operation)
+                pass_manager(args.pass_pipeline, module.context).run(module.operation)
     except (KernelError, PipelineError) as err:
         print(f"tilemlir-kernel: {err}", file=sys.stderr)
         return 1

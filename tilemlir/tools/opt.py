@@ -43,7 +43,7 @@ SPLIT_MARKER = re.compile(r"^//\s*-----\s*$", re.M)
 
 
 def _help_epilog() -> str:
-    from tilemlir.pipeline import TILE_PASSES
+    from tilemlir.tools.pass_pipeline import TILE_PASSES
     lines = ["tilemlir passes (use them by name inside --pass-pipeline):"]
     for info in TILE_PASSES.values():
         lines.append(f"  {info.name:18s} {info.summary}")
@@ -114,6 +114,8 @@ def list_variants() -> str:
     """The registry, primitive by primitive: name, priority, predicates, what each does."""
     from tilemlir.dispatch.context import OPERANDS
     from tilemlir.dispatch.registry import variants_for
+    from tilemlir.lowering.cuda import load_variants
+    load_variants()
     lines = []
     for primitive in OPERANDS:
         lines.append(f"tile.{primitive}")
@@ -174,7 +176,7 @@ class IRPrinting:
 
     @staticmethod
     def of(args, ctx) -> "IRPrinting":
-        from tilemlir.pipeline import check_pass_name
+        from tilemlir.tools.pass_pipeline import check_pass_name
 
         def names(option: str, values: list[str]) -> set[str]:
             found = {n.strip() for v in values for n in v.split(",") if n.strip()}
@@ -358,7 +360,8 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
 
     from tilemlir.dispatch import explain
     from tilemlir.ir.source import parse_source
-    from tilemlir.pipeline import build_pass_manager, captured_stderr
+    from tilemlir.pipeline import captured_stderr
+    from tilemlir.tools.pass_pipeline import pass_manager
     produced: list[diagnostics.Diagnostic] = []
 
     def on_diagnostic(d):
@@ -378,8 +381,8 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
                 _name_source(module, os.path.abspath(args.filename))
             if args.pass_pipeline:
                 printing = args.printing
-                pm = build_pass_manager(args.pass_pipeline, ctx, printing.mlir_options(),
-                                        args.mlir_timing)
+                pm = pass_manager(args.pass_pipeline, ctx, printing.mlir_options(),
+                                  args.mlir_timing)
                 recorder = explain.recording() if args.explain_dispatch \
                     else contextlib.nullcontext()
                 capture = captured_stderr() if printing.filtered else contextlib.nullcontext()

@@ -84,3 +84,17 @@ def same_shape_and_type(ctx):
     if str(dst.elem) != str(src.elem):
         problems.append(f"dst holds {dst.elem} but src holds {src.elem} (use tile.cast)")
     return "; ".join(problems) or None
+
+
+
+@predicate("inside_buffers")
+def inside_buffers(ctx):
+    """No operand is a window hanging past its global buffer's edge: only masked copies
+    (bounds=...) and TMA, which reads zeros and clips stores there, may touch one."""
+    from tilemlir.ir.windows import overhang
+    for name in ctx.buffers():
+        where = overhang(ctx.operand(name))
+        if where is not None:
+            return (f"{name.upper()} hangs past its global buffer's edge ({where}): copy it with "
+                    f"bounds=... or by TMA")
+    return None

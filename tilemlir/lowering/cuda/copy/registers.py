@@ -26,7 +26,7 @@ from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
 from tilemlir.lowering import addresses
-from tilemlir.lowering.cuda.predicates import same_shape_and_type
+from tilemlir.lowering.cuda.predicates import inside_buffers, same_shape_and_type
 from tilemlir.lowering.cuda.threads import ThreadEnv, owned_elements, thread_iterators
 
 
@@ -83,7 +83,7 @@ def _emit(ctx, reg_name: str, mem_name: str):
 
 
 @register("copy", name="elementwise", priority=0,
-          when=[register_and_memory, same_shape_and_type, scope_reaches])
+          when=[register_and_memory, same_shape_and_type, scope_reaches, inside_buffers])
 def lower_elementwise(ctx):
     """Each thread moves the elements its register layout gives it, one scalar at a time."""
     reg_name, _ = register_side(ctx)

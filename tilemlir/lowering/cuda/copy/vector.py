@@ -56,7 +56,8 @@ from tilemlir.lowering import accesses, addresses
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.copy.registers import (register_and_memory, register_side,
                                                    scope_reaches)
-from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, same_shape_and_type
+from tilemlir.lowering.cuda.predicates import (full_active_lanes, inside_buffers, no_replica,
+                                               same_shape_and_type)
 
 MAX_BYTES = 16
 BATCH = 8           # chunks in flight per thread before their stores (registers: 8 x 16 bytes)
@@ -105,7 +106,7 @@ def _register_threads(ctx, reg: windows.BufferRef) -> int:
     return lanes * (int(tm.warp.max()) + 1 if tm.warps_named else 1)
 
 
-def plan_registers(ctx, reg_name: str, mem_name: str) -> RegisterPlan:
+def plan_registers(ctx, reg_name: str, mem_name: str, max_bytes: int = MAX_BYTES) -> RegisterPlan:
     reg = fragments.register_ref(ctx, reg_name)
     mem = windows.resolve(ctx.operand(mem_name))
     nthreads = _register_threads(ctx, reg)
@@ -119,7 +120,7 @@ def plan_registers(ctx, reg_name: str, mem_name: str) -> RegisterPlan:
     if len(np.setdiff1d(np.arange(reg.type.size), table[held])):
         raise Reject("some elements are held by no thread of the op's scope")
     pre = windows.static_offsets(mem).reshape(-1)[np.where(held, table, 0)]
-    limit, _ = alignment.vector_limit(mem, MAX_BYTES)
+    limit, _ = alignment.vector_limit(mem, max_bytes)
     slots = [int(s) for s in np.flatnonzero(held[0])]
     runs, i = [], 0
     while i < len(slots):
@@ -171,7 +172,7 @@ def replicas_load_only(ctx):
 
 
 @register("copy", name="vector_registers", priority=10,
-          when=[register_and_memory, same_shape_and_type, scope_reaches, replicas_load_only])
+          when=[register_and_memory, same_shape_and_type, scope_reaches, replicas_load_only, inside_buffers])
 def lower_vector_registers(ctx):
     """Registers <-> memory, up to 16 bytes per access, addresses hoisted per thread."""
     reg_name, mem_name = register_side(ctx)
@@ -235,23 +236,32 @@ def plan_chunks(ctx, names, nthreads: int, max_bytes: int = MAX_BYTES) -> ChunkP
     return ChunkPlan(n, nthreads, rounds, access, narrowed)
 
 
-def chunk_rounds(ctx, p: ChunkPlan, names, body):
+def chunk_rounds(ctx, p: ChunkPlan, names, body, with_rounds: bool = False):
     """Builds `body([pointers of each round of the batch] per buffer)` for batches of rounds;
-    a round in which only some threads take part is built alone, under scf.if."""
+    a round in which only some threads take part is built alone, under scf.if. With
+    `with_rounds`, body also gets the batch's round numbers and the thread index (a masked
+    copy computes each chunk's coordinates from them)."""
     t = threads.scope_thread_index(p.threads, ctx.block_size)
     pointers = [a.pointers(t, addresses.storage(windows.resolve(ctx.operand(name))))
                 for a, name in zip(p.access, names)]
+
+    def run(rounds):
+        batch = [[ptrs[j] for j in rounds] for ptrs in pointers]
+        if with_rounds:
+            body(batch, rounds, t)
+        else:
+            body(batch)
+
     full = [j for j, r in enumerate(p.rounds) if r == p.threads]
     for start in range(0, len(full), BATCH):
-        batch = full[start:start + BATCH]
-        body([[ptrs[j] for j in batch] for ptrs in pointers])
+        run(full[start:start + BATCH])
     for j, r in enumerate(p.rounds):
         if r == p.threads:
             continue
         branch = scf.IfOp(arith.cmpi(arith.CmpIPredicate.ult, emit.as_index(t),
                                      emit.const_index(r)))
         with ir.InsertionPoint(branch.then_block):
-            body([[ptrs[j]] for ptrs in pointers])
+            run([j])
             scf.yield_([])
 
 
@@ -278,7 +288,7 @@ def _emit_cooperative(ctx, p: ChunkPlan):
 
 
 @register("copy", name="cooperative", priority=10,
-          when=[memory_to_memory, same_shape_and_type, full_active_lanes, no_replica])
+          when=[memory_to_memory, same_shape_and_type, full_active_lanes, no_replica, inside_buffers])
 def lower_cooperative(ctx):
     """Global/shared <-> global/shared: the scope's threads take consecutive 16-byte chunks."""
     p = plan_chunks(ctx, ("dst", "src"), ctx.scope_threads())

@@ -28,7 +28,7 @@ from mlir.dialects import nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
-from tilemlir.lowering.cuda.predicates import (copies, full_active_lanes, no_replica,
+from tilemlir.lowering.cuda.predicates import (copies, full_active_lanes, inside_buffers, no_replica,
                                                same_shape_and_type, target_supports)
 
 SIZES = (4, 8, 16)
@@ -54,7 +54,7 @@ def _emit(ctx, p: ChunkPlan, size: int):
 
 @register("copy_async", name="cp_async", priority=10,
           when=[copies("shared", "global", "cp.async"), no_barrier, same_shape_and_type,
-                full_active_lanes, no_replica, target_supports("cp_async")])
+                full_active_lanes, no_replica, target_supports("cp_async"), inside_buffers])
 def lower_cp_async(ctx):
     """cp.async.cg.shared.global 16 (or .ca 8 / 4) per chunk, spread over the scope's threads."""
     p = plan_chunks(ctx, ("dst", "src"), ctx.scope_threads())

@@ -35,6 +35,7 @@ from tilemlir.analysis.threads import single_issuer_reason
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit
 from tilemlir.ir.dialect import DYNAMIC_OFFSET
+from tilemlir.ir.kernel_abi import cluster_shape
 from tilemlir.ir.types import parse_buffer_type
 from tilemlir.ir.windows import dynamic_offset_choices, resolve, static_offsets, window_ops
 from tilemlir.layout import SWIZZLE_MODES, swizzle_for
@@ -238,10 +239,7 @@ def lower_tma_store(ctx):
 # ---------------------------------------------------------------------------- multicast
 def _cluster_ctas(ctx) -> int:
     """CTAs per cluster of the kernel (its tile.cluster shape; 1 without one)."""
-    func = ctx.func
-    if func is None or kernel_abi.CLUSTER_ATTR not in func.attributes:
-        return 1
-    shape = ir.DenseI32ArrayAttr(func.attributes[kernel_abi.CLUSTER_ATTR])
+    shape = cluster_shape(ctx.func) or (1, 1, 1)
     return shape[0] * shape[1] * shape[2]
 
 

@@ -13,9 +13,10 @@ import functools
 
 from mlir import ir
 
-from tilemlir.ir.dialect import (CLUSTER_ATTR, DYNAMIC_OFFSET, GRID_ATTR,
-                                  NON_PORTABLE_CLUSTER_ATTR)
+from tilemlir.ir import kernel_abi
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
+from tilemlir.ir.windows import overhang
 from tilemlir.layout import LayoutError
 from tilemlir.target import Target
 
@@ -28,7 +29,11 @@ ROOT_SCOPES = {"tile.global": "global", "tile.alloc_shared": "shared",
                "tile.alloc_local": "local", "tile.tmem": "tmem"}
 # Primitives whose operand 0 is written: two elements landing on one place would race.
 WRITING_OPS = ("tile.copy", "tile.copy_async", "tile.copy_async_multicast", "tile.fill",
-               "tile.cast", "tile.gemm", "tile.gemm_async")
+               "tile.cast", "tile.gemm", "tile.gemm_async", "tile.copy_masked",
+               "tile.copy_async_masked")
+# ... of which these skip what lies past a global buffer's edge (masks; a TMA store clips), so a
+# global window hanging past it (whose layout repeats elements there) is theirs to write.
+MASKED_OPS = ("tile.copy_masked", "tile.copy_async_masked", "tile.copy_async")
 # Larger buffers are no tile: evaluating their layouts would exhaust memory.
 MAX_BUFFER_ELEMENTS = 2 ** 24
 # Layout strides and offsets of on-chip buffers become i32 address arithmetic, global ones i64:
@@ -142,19 +147,23 @@ def _check_slice(op: ir.Operation, problems: _Problems) -> None:
         problems.add(op, f"tile.slice result {dst.describe()} must keep the element type and "
                          f"scope of its source {src.describe()}")
     same_rank = len(dst.shape) == len(src.shape)
+    # A window of a global buffer may hang past its edge (masked copies and TMA accept it;
+    # tile-dispatch refuses it to the other copies): it must start inside the buffer.
+    overhang = src.scope == "global"
     for dim, offset in enumerate(offsets):
         if offset == DYNAMIC_OFFSET:
             continue
         extent = dst.shape[dim] if same_rank else 1
-        if offset < 0 or offset + extent > src.shape[dim]:
+        if offset < 0 or offset + extent > src.shape[dim] and \
+                not (overhang and offset < src.shape[dim]):
             problems.add(op, f"tile.slice window [{offset}, {offset + extent}) of dim {dim} is "
                              f"outside the source's extent {src.shape[dim]}")
-    if same_rank:
+    if same_rank and not overhang:
         for dim, (a, b) in enumerate(zip(dst.shape, src.shape)):
             if a > b:
                 problems.add(op, f"tile.slice result extent {a} of dim {dim} exceeds the "
                                  f"source's {b}")
-    elif dst.size > src.size:
+    elif not same_rank and dst.size > src.size:
         problems.add(op, f"tile.slice result {dst.describe()} is larger than its source "
                          f"{src.describe()}")
 
@@ -212,8 +221,8 @@ def _check_extents(op: ir.Operation, name: str, limits, problems: _Problems) -> 
     for axis, (d, limit) in enumerate(zip(dims, limits)):
         if d > limit:
             problems.add(op, f"{name} {'xyz'[axis]} = {d} exceeds the hardware limit {limit}")
-    if name == "known_block_size" and dims[0] * dims[1] * dims[2] > MAX_BLOCK_THREADS:
-        problems.add(op, f"known_block_size {dims} has {dims[0] * dims[1] * dims[2]} threads; "
+    if name == kernel_abi.BLOCK and dims[0] * dims[1] * dims[2] > MAX_BLOCK_THREADS:
+        problems.add(op, f"{name} {dims} has {dims[0] * dims[1] * dims[2]} threads; "
                          f"a block has at most {MAX_BLOCK_THREADS}")
 
 
@@ -242,6 +251,14 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
     text = _text(dst.type)
     if not is_buffer_type(dst.type) or _buffer_type_problem(text, dst.type):
         return
+    if parse_buffer_type(dst.type).scope == "global":
+        if op.name in MASKED_OPS:       # a global window's elements past the edge: unwritten
+            return
+        where = overhang(dst)
+        if where is not None:
+            problems.add(op, f"{op.name} writes a window hanging past its global buffer's edge "
+                             f"({where}): store it with bounds=... or by TMA")
+            return
     if text not in _INJECTIVE:
         if len(_INJECTIVE) >= _TYPE_PROBLEMS_KEPT:
             _INJECTIVE.clear()
@@ -312,7 +329,7 @@ class _Kernel:
     def check(self, func: ir.Operation, target: Target, problems: "_Problems") -> None:
         cluster = _check_cluster(func, target, problems)
         ctas = cluster[0] * cluster[1] * cluster[2] if cluster else 1
-        block = _extents(func, "known_block_size")
+        block = _extents(func, kernel_abi.BLOCK)
         threads = block[0] * block[1] * block[2] if block and min(block) > 0 else None
         for op in self.barriers:
             _check_named_barrier(op, threads, problems)
@@ -347,29 +364,29 @@ def _check_cluster(func: ir.Operation, target: Target, problems: "_Problems") ->
     """The kernel's cluster shape (None without one), after checking it: three positive
     extents, at most 8 CTAs (16 with the non-portable opt-in), a grid of whole clusters, and
     a chip with clusters."""
-    if CLUSTER_ATTR not in func.attributes:
-        if NON_PORTABLE_CLUSTER_ATTR in func.attributes:
-            problems.add(func, f"{NON_PORTABLE_CLUSTER_ATTR} without {CLUSTER_ATTR}: there is "
-                               f"no cluster shape to allow")
+    if kernel_abi.CLUSTER not in func.attributes:
+        if kernel_abi.NON_PORTABLE_CLUSTER in func.attributes:
+            problems.add(func, f"{kernel_abi.NON_PORTABLE_CLUSTER} without "
+                               f"{kernel_abi.CLUSTER}: there is no cluster shape to allow")
         return None
-    cluster = _extents(func, CLUSTER_ATTR)
+    cluster = _extents(func, kernel_abi.CLUSTER)
     if cluster is None or min(cluster) < 1:
-        problems.add(func, f"{CLUSTER_ATTR} must be three positive extents "
-                           f"(array<i32: x, y, z>), got {func.attributes[CLUSTER_ATTR]}")
+        problems.add(func, f"{kernel_abi.CLUSTER} must be three positive extents "
+                           f"(array<i32: x, y, z>), got {func.attributes[kernel_abi.CLUSTER]}")
         return None
     ctas = cluster[0] * cluster[1] * cluster[2]
-    non_portable = NON_PORTABLE_CLUSTER_ATTR in func.attributes
+    non_portable = kernel_abi.NON_PORTABLE_CLUSTER in func.attributes
     limit = MAX_NON_PORTABLE_CLUSTER_CTAS if non_portable else MAX_CLUSTER_CTAS
     if ctas > limit:
         problems.add(func, f"a cluster of {cluster} has {ctas} CTAs, more than "
                            + (f"{limit} (the most any GPU runs)" if non_portable else
                               f"the portable {limit} (up to {MAX_NON_PORTABLE_CLUSTER_CTAS} "
-                              f"with {NON_PORTABLE_CLUSTER_ATTR}, or "
+                              f"with {kernel_abi.NON_PORTABLE_CLUSTER}, or "
                               f"T.cluster_shape(..., non_portable=True))"))
     if not target.has_hardware_for("clusters"):
         problems.add(func, f"the kernel runs in clusters of {cluster}: thread-block clusters "
                            f"need sm_90 or newer, the target is {target.chip}")
-    for name in (GRID_ATTR, "known_grid_size"):
+    for name in (kernel_abi.GRID, "known_grid_size"):
         grid = _extents(func, name)
         if grid is not None and any(g % c for g, c in zip(grid, cluster)):
             problems.add(func, f"{name} {grid} is not made of whole clusters of {cluster}: "
@@ -425,13 +442,13 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
         elif name in ("tile.tmem_alloc", "tile.tmem_dealloc"):
             _check_tmem_columns(op, problems)
         elif name == "gpu.func":
-            if tile_ops_seen and "known_block_size" not in op.attributes:
-                problems.add(op, "tile ops need their kernel's block size: give the gpu.func "
-                                 "known_block_size = array<i32: x, y, z>")
+            if tile_ops_seen and kernel_abi.BLOCK not in op.attributes:
+                problems.add(op, f"tile ops need their kernel's block size: give the gpu.func "
+                                 f"{kernel_abi.BLOCK} = array<i32: x, y, z>")
             tile_ops_seen = False
-            _check_extents(op, "known_block_size", MAX_BLOCK_DIMS, problems)
+            _check_extents(op, kernel_abi.BLOCK, MAX_BLOCK_DIMS, problems)
             _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
-            _check_extents(op, GRID_ATTR, MAX_GRID_DIMS, problems)   # the language's grid
+            _check_extents(op, kernel_abi.GRID, MAX_GRID_DIMS, problems)
             kernel.check(op, target, problems)
             kernel = _Kernel()
         elif name.startswith("tile."):

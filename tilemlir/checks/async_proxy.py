@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 from mlir import ir
 
-from tilemlir.dispatch.context import OPERANDS
+from tilemlir.ir.dialect import OPS
 from tilemlir.ir.types import BufferType, is_buffer_type, parse_buffer_type
 from tilemlir.layout import LayoutError
 
@@ -68,7 +68,7 @@ def _where(loc: ir.Location) -> str:
 
 
 def _operand(op: ir.Operation, name: str) -> ir.Value | None:
-    names = OPERANDS[op.name.removeprefix("tile.")]
+    names = OPS[op.name.removeprefix("tile.")].operands
     i = names.index(name)
     return op.operands[i] if i < len(op.operands) else None
 

@@ -1,7 +1,7 @@
 // The tile dialect: tile primitives over buffers that carry a memory scope and a layout.
 //
 // This file is the single definition of the dialect. tilemlir loads it into every Context it
-// makes; `mlir-opt --irdl-file=tilemlir/dialects/tile.irdl.mlir` loads the same file. IRDL ops print and
+// makes; `mlir-opt --irdl-file=dialects/tile.irdl.mlir` loads the same file. IRDL ops print and
 // parse in generic form only, e.g.
 //
 //   "tile.gemm"(%d, %a, %b, %d) <{alpha = 1.0 : f32, beta = 0.0 : f32, scope = "warp",
@@ -135,6 +135,41 @@ irdl.dialect @tile {
     %cluster = irdl.is "cluster"
     %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
     irdl.operands(dst: %dst, src: %src, barrier: optional %bar)
+    irdl.attributes { "scope" = %scope }
+  }
+
+  // copy / copy_async of a window whose valid part is smaller than the window (a ragged edge):
+  // element i of the window is in range when i[d] < bounds[d] for every dim d (one index per
+  // dim, values known at run time). Reads out of range give `fill` (an attribute of dst's
+  // element type; 0 when absent), writes out of range are skipped; copy_async_masked reads
+  // zeros out of range (cp.async's zero fill). The masked forms are their own ops so that the
+  // unmasked ones, and what they lower to, stay as they are.
+  irdl.operation @copy_masked {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %bound = irdl.is index
+    %fill = irdl.any
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, bounds: variadic %bound)
+    irdl.attributes { "scope" = %scope, "fill" = %fill }
+  }
+
+  irdl.operation @copy_async_masked {
+    %dst = irdl.base @tile::@buf
+    %src = irdl.base @tile::@buf
+    %bound = irdl.is index
+    %thread = irdl.is "thread"
+    %warp = irdl.is "warp"
+    %wg = irdl.is "warpgroup"
+    %cta = irdl.is "cta"
+    %cluster = irdl.is "cluster"
+    %scope = irdl.any_of(%thread, %warp, %wg, %cta, %cluster)
+    irdl.operands(dst: %dst, src: %src, bounds: variadic %bound)
     irdl.attributes { "scope" = %scope }
   }
 

@@ -1,0 +1,186 @@
+"""The kernel ABI: what a tile kernel declares to whoever launches it (the runtime) or runs it
+(the interpreter), and the one place its attributes are named, written and read.
+
+A kernel is a `gpu.func ... kernel`. Its pointer parameters are wrapped by `tile.global`, which
+gives their shape and element type. The gpu.func declares the rest in attributes:
+
+    known_block_size = array<i32: bx, by, bz>    the block (the gpu dialect's own attribute)
+    tile.params = ["A", "B", "D"]                parameter names, for messages
+    tile.grid = array<i32: gx, gy, gz>           the launch grid (absent: 1, 1, 1)
+    tile.cluster = array<i32: cx, cy, cz>        the thread-block cluster shape, for a kernel
+                                                 launched in clusters (absent: none)
+    tile.cluster_non_portable                    (a unit attribute) the opt-in to clusters of
+                                                 9 to 16 CTAs, which not every GPU runs
+    tile.tensor_maps = [{param = 0, arg = 3, box = array<i64: 128, 64>, swizzle = 128}, ...]
+                                                 TMA tensor maps dispatch added as parameters
+
+Its dynamic shared memory is the end of its furthest `tile.alloc_shared` (shared_memory_bytes).
+A tensor-map record names the user parameter the map describes (`param`), the kernel argument
+that carries it (`arg`), the box (outermost dimension first) and the swizzle in bytes (0: none);
+the runtime encodes one map per record at launch and passes it by value (TENSOR_MAP_BYTES).
+Lowering turns the gpu.func into an llvm.func, so tile-kernel-abi (lowering/kernel_abi.py)
+copies the records to the top-level module as `tile.kernel_abi = {"<gpu.module>.<kernel>" =
+[...]}`, where the runtime reads them after lowering (lowered_tensor_maps).
+
+The language writes the declaration (declare), dispatch adds tensor maps (set_tensor_maps), the
+runtime and the interpreter read it (read, tensor_maps, lowered_tensor_maps).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from mlir import ir
+
+from tilemlir.ir import emit
+from tilemlir.ir.types import parse_buffer_type
+
+BLOCK = "known_block_size"
+PARAMS = "tile.params"
+GRID = "tile.grid"
+CLUSTER = "tile.cluster"
+NON_PORTABLE_CLUSTER = "tile.cluster_non_portable"
+TENSOR_MAPS = "tile.tensor_maps"
+LOWERED_TENSOR_MAPS = "tile.kernel_abi"     # on the top-level module, after lowering
+TENSOR_MAP_BYTES = 128                      # a CUtensorMap, passed by value
+
+
+@dataclass(frozen=True)
+class KernelDeclaration:
+    """What a kernel declares about its parameters and launch."""
+    params: tuple[str, ...] | None                  # parameter names (None: not declared)
+    block: tuple[int, int, int] | None              # None: not declared
+    grid: tuple[int, int, int] = (1, 1, 1)
+    cluster: tuple[int, int, int] | None = None     # None: not launched in clusters
+    non_portable_cluster: bool = False              # clusters of more than 8 CTAs allowed
+
+    def param_names(self, count: int) -> list[str]:
+        """The names of `count` parameters: the declared ones if they match, else arg0, ..."""
+        if self.params is not None and len(self.params) == count:
+            return list(self.params)
+        return [f"arg{i}" for i in range(count)]
+
+
+@dataclass(frozen=True)
+class TensorMapRecord:
+    param: int                      # index of the user parameter (a global buffer)
+    arg: int                        # index of the kernel argument carrying the map
+    box: tuple[int, ...]            # outermost first
+    swizzle: int                    # bytes: 0, 32, 64 or 128
+
+
+# ------------------------------------------------------------------------------ reading
+def _ints(attr: ir.Attribute) -> tuple[int, ...]:
+    a = ir.DenseI32ArrayAttr(attr)
+    return tuple(a[i] for i in range(len(a)))
+
+
+def block_size(func: ir.Operation | None) -> tuple[int, int, int] | None:
+    """The block a gpu.func declares (known_block_size), or None."""
+    if func is None or BLOCK not in func.attributes:
+        return None
+    return _ints(func.attributes[BLOCK])
+
+
+def cluster_shape(func: ir.Operation | None) -> tuple[int, int, int] | None:
+    """The cluster shape of a kernel launched in clusters, or None."""
+    if func is None or CLUSTER not in func.attributes:
+        return None
+    return _ints(func.attributes[CLUSTER])
+
+
+def read(func: ir.Operation) -> KernelDeclaration:
+    """What the gpu.func `func` declares (attributes the tile-IR verifier has checked)."""
+    attrs = func.attributes
+    params = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[PARAMS])) \
+        if PARAMS in attrs else None
+    grid = _ints(attrs[GRID]) if GRID in attrs else (1, 1, 1)
+    return KernelDeclaration(params, block_size(func), grid, cluster_shape(func),
+                             NON_PORTABLE_CLUSTER in attrs)
+
+
+def shared_memory_bytes(func: ir.Operation) -> int:
+    """Bytes of dynamic shared memory the kernel's buffers need: the end of its furthest
+    tile.alloc_shared (read before tile-materialize, which removes them)."""
+    total = 0
+
+    def visit(op):
+        nonlocal total
+        if op.name == "tile.alloc_shared":
+            buf = parse_buffer_type(op.results[0].type)
+            end = ir.IntegerAttr(op.attributes["offset"]).value + \
+                buf.layout.span("m") * buf.elem_bits // 8
+            total = max(total, end)
+        return ir.WalkResult.ADVANCE
+
+    func.walk(visit)
+    return total
+
+
+def _i64(v: int) -> ir.Attribute:
+    return ir.IntegerAttr.get(emit.i64(), v)
+
+
+def _record_attr(r: TensorMapRecord) -> ir.Attribute:
+    return ir.DictAttr.get({"param": _i64(r.param), "arg": _i64(r.arg),
+                            "box": ir.DenseI64ArrayAttr.get(list(r.box)),
+                            "swizzle": _i64(r.swizzle)})
+
+
+def _record(attr: ir.Attribute) -> TensorMapRecord:
+    d = ir.DictAttr(attr)
+    box = ir.DenseI64ArrayAttr(d["box"])
+    return TensorMapRecord(ir.IntegerAttr(d["param"]).value, ir.IntegerAttr(d["arg"]).value,
+                           tuple(box[i] for i in range(len(box))),
+                           ir.IntegerAttr(d["swizzle"]).value)
+
+
+def tensor_maps(func: ir.Operation) -> list[TensorMapRecord]:
+    """The tensor-map parameters dispatch added to a kernel (gpu.func or lowered llvm.func)."""
+    if TENSOR_MAPS not in func.attributes:
+        return []
+    return [_record(a) for a in ir.ArrayAttr(func.attributes[TENSOR_MAPS])]
+
+
+def lowered_tensor_maps(module: ir.Module) -> dict[tuple[str, str], list[TensorMapRecord]]:
+    """(gpu.module, kernel) -> tensor-map records, read from a module after lowering."""
+    op = module.operation
+    if LOWERED_TENSOR_MAPS not in op.attributes:
+        return {}
+    out = {}
+    table = ir.DictAttr(op.attributes[LOWERED_TENSOR_MAPS])
+    for i in range(len(table)):
+        named = table[i]
+        gname, _, kname = named.name.partition(".")
+        out[(gname, kname)] = [_record(a) for a in ir.ArrayAttr(named.attr)]
+    return out
+
+
+# ------------------------------------------------------------------------------ writing
+def declare(func: ir.Operation, declaration: KernelDeclaration) -> None:
+    """Writes `declaration` on the gpu.func `func` (in its context); None fields are left out."""
+    attrs = func.attributes
+    d = declaration
+    if d.params is not None:
+        attrs[PARAMS] = ir.ArrayAttr.get([ir.StringAttr.get(n) for n in d.params])
+    if d.block is not None:
+        attrs[BLOCK] = ir.DenseI32ArrayAttr.get(list(d.block))
+    attrs[GRID] = ir.DenseI32ArrayAttr.get(list(d.grid))
+    if d.cluster is not None:
+        attrs[CLUSTER] = ir.DenseI32ArrayAttr.get(list(d.cluster))
+        if d.non_portable_cluster:
+            attrs[NON_PORTABLE_CLUSTER] = ir.UnitAttr.get()
+
+
+def set_tensor_maps(func: ir.Operation, records: list[TensorMapRecord]) -> None:
+    func.attributes[TENSOR_MAPS] = ir.ArrayAttr.get([_record_attr(r) for r in records])
+
+
+def publish_tensor_maps(module: ir.Operation,
+                        table: dict[tuple[str, str], list[TensorMapRecord]]) -> None:
+    """Records (gpu.module, kernel) -> tensor maps on the top-level module, for the runtime
+    (lowered_tensor_maps) once the kernels are llvm.funcs."""
+    if table:
+        module.attributes[LOWERED_TENSOR_MAPS] = ir.DictAttr.get(
+            {f"{g}.{k}": ir.ArrayAttr.get([_record_attr(r) for r in records])
+             for (g, k), records in table.items()})

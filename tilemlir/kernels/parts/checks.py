@@ -1,0 +1,105 @@
+"""The configuration checks the Hopper kernels share: each refuses, before anything is built, a
+shape or parameter the kernel cannot run, with a ShapeError naming the kernel and the reason."""
+
+from __future__ import annotations
+
+DTYPES = ("float16", "bfloat16")
+SHARED_MEMORY_BYTES = 227 * 1024        # the most dynamic shared memory a Hopper CTA can have
+BARRIER_BYTES = 1024                    # the mbarriers' room before the first swizzled tile
+
+
+class ShapeError(ValueError):
+    """A shape or configuration a kernel factory refuses; the message names the kernel, the
+    parameter and why."""
+
+
+def check_row_stride(kernel: str, name: str, extent: int) -> None:
+    """A row-major operand's row of `extent` 16-bit elements must be a whole number of TMA's
+    16-byte stride units."""
+    if extent % 8:
+        raise ShapeError(f"{kernel}: {name}={extent} must be a multiple of 8 (TMA needs 16-byte "
+                         f"row strides for 16-bit elements)")
+
+
+def check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
+    """The TMA-store epilogue writes a tile's BN columns EPI_N at a time, each a whole number
+    of 64-column (128-byte swizzled) boxes."""
+    if BN % EPI_N or EPI_N % 64:
+        raise ShapeError(f"{kernel}: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
+
+
+def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES) -> None:
+    """A wgmma GEMM of BM x BN tiles (M and N whole tiles) fed by a STAGES-deep ring of BK-deep
+    A and B tiles."""
+    if dtype not in DTYPES:
+        raise ShapeError(f"{kernel}: dtype must be one of {DTYPES}, got {dtype!r}")
+    for name, value, tile in (("M", M, BM), ("N", N, BN)):
+        if value % tile:
+            raise ShapeError(f"{kernel}: {name}={value} is not a multiple of the tile's {name} "
+                             f"extent {tile} (tile {BM}x{BN}x{BK})")
+    check_row_stride(kernel, "K", K)
+    if BM % 64 or not 64 <= BM <= 256:
+        raise ShapeError(f"{kernel}: BM={BM} must be 64, 128, 192 or 256 (64 rows per consumer "
+                         f"warpgroup)")
+    if BN % 8 or not 8 <= BN <= 256:
+        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 8 up to 256 (wgmma n)")
+    if BK != 64:
+        raise ShapeError(f"{kernel}: BK must be 64 (one 128-byte swizzle row of 16-bit elements)")
+    if STAGES < 2:
+        raise ShapeError(f"{kernel}: STAGES={STAGES} must be at least 2")
+    stage_bytes = (BM + BN) * BK * 2
+    if BARRIER_BYTES + STAGES * stage_bytes > SHARED_MEMORY_BYTES:
+        raise ShapeError(f"{kernel}: {STAGES} stages of {stage_bytes} bytes exceed the 227 KiB "
+                         f"of shared memory a Hopper CTA can have")
+
+
+def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES) -> None:
+    """check_gemm for a kernel whose TMA stores clip at the edges: M and N need not be whole
+    tiles, but N is a row stride of D."""
+    check_gemm(kernel, BM * -(-M // BM), BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES)
+    check_row_stride(kernel, "N", N)
+
+
+def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N) -> None:
+    """The stages and the epilogue's BM x EPI_N staging buffer fit shared memory."""
+    if BARRIER_BYTES + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > SHARED_MEMORY_BYTES:
+        raise ShapeError(f"{kernel}: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
+                         f"the 227 KiB of shared memory a Hopper CTA can have")
+
+
+def check_pair(kernel: str, BN, SMS) -> None:
+    """2x1 clusters whose CTAs each load half of B's BN rows (multicast into both)."""
+    if BN % 16:
+        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 16 (each CTA of the pair "
+                         f"loads BN / 2 rows of B, whose boxes start on 1024-byte swizzle "
+                         f"repeats)")
+    if SMS < 2:
+        raise ShapeError(f"{kernel}: SMS={SMS} leaves no room for one cluster of 2 CTAs")
+
+
+def check_splits(kernel: str, name: str, value, K: int, k_tiles: int) -> None:
+    """A split count (SPLIT_K, TAIL_SPLIT): every split needs one of the k_tiles k-tiles."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= k_tiles:
+        raise ShapeError(f"{kernel}: {name}={value!r} must be an integer from 1 to the "
+                         f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
+
+
+def consumer_regs(kernel: str, consumers: int, producer: int, consumer) -> int:
+    """setmaxnreg budgets: a warpgroup's .inc waits until the registers are free, so the
+    producer's and the consumers' budgets must fit the 64 Ki registers (512 per thread of one
+    warpgroup) or the kernel deadlocks. Default: the most the consumers can have, up to 232."""
+    if consumer is None:
+        consumer = min(232, (512 - producer) // consumers // 8 * 8)
+    if producer + consumers * consumer > 512:
+        raise ShapeError(f"{kernel}: register budgets {producer} + {consumers} x {consumer} per "
+                         f"thread exceed the register file (512 per thread of one warpgroup); "
+                         f"setmaxnreg would wait forever")
+    return consumer
+
+
+def check_split_columns(kernel: str, BN: int) -> None:
+    """With split-K, the fix-up adds SPLIT_K_STEP_N accumulator columns at a time."""
+    from tilemlir.kernels.parts.split_k import SPLIT_K_STEP_N
+    if BN % SPLIT_K_STEP_N:
+        raise ShapeError(f"{kernel}: with split-K, BN={BN} must be a multiple of "
+                         f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")

@@ -1,0 +1,114 @@
+"""The k-loop of a warp-specialized Hopper GEMM: A and B k-tiles through the stages of a
+StageRing, loaded by one producer thread with TMA, multiplied by BM / 64 consumer warpgroups
+with wgmma (64 rows of A each, all BN columns of B).
+
+The consumers keep one wgmma group in flight: after issuing k-tile kt's MMAs they wait until
+only that group is pending, so k-tile kt - 1's MMAs are done and its stage is freed (one thread
+per warpgroup arrives on its empty barrier). In a 2x1 cluster (rank given) each CTA loads its
+own A tile and half of B (BN / 2 rows), multicast into the same stage of both CTAs; the stage's
+full barrier then expects A and both halves of B.
+"""
+
+from __future__ import annotations
+
+import tilemlir.lang as T
+
+Tx = T.tile
+
+
+class GemmStages:
+    """A's BM x BK and B's BN x BK k-tiles in each stage of `ring`, allocated from `pool` from
+    byte 1024 (the mbarriers sit below; 128-byte swizzled tiles start on a 1024-byte swizzle
+    repeat). warp, lane: the thread's ids in its warpgroup; rank: this CTA's rank in a 2x1
+    cluster that multicasts B (None: no cluster)."""
+
+    def __init__(self, pool, ring, A, B, dtype: str, BM: int, BN: int, BK: int, warp, lane,
+                 rank=None):
+        stages = ring.stages
+        pool.move_base_to(1024)
+        self.As = pool.alloc((stages * BM, BK), dtype,
+                             layout=T.mma_shared_layout(dtype, "128B", (stages * BM, BK)))
+        self.Bs = pool.alloc((stages * BN, BK), dtype,
+                             layout=T.mma_shared_layout(dtype, "128B", (stages * BN, BK)))
+        self.ring, self.A, self.B = ring, A, B
+        self.BM, self.BN, self.BK = BM, BN, BK
+        self.warp, self.lane = warp, lane
+        self.rank = 0 if rank is None else rank
+        self.b_rows = BN if rank is None else BN // 2      # the rows of B this CTA loads
+        self.multicast = None if rank is None else 0b11
+        self.stage_bytes = (BM + BN) * BK * 2             # A and all of B land in each CTA
+
+    # ---------------------------------------------------------------------------- producer
+    @T.macro
+    def load(self, s, kt, m0, nb):
+        """k-tile kt of A's rows m0.. and of B's rows nb.. into stage s."""
+        BM, BN, BK = self.BM, self.BN, self.BK
+        full = self.ring.full
+        Tx.copy_async(self.As[s * BM:s * BM + BM, :], self.A[m0:m0 + BM, kt * BK:kt * BK + BK],
+                      full.ptr_to([s]))
+        rank, rows = self.rank, self.b_rows
+        Tx.copy_async(self.Bs[s * BN + rank * rows:s * BN + rank * rows + rows, :],
+                      self.B[nb:nb + rows, kt * BK:kt * BK + BK], full.ptr_to([s]),
+                      multicast=self.multicast)
+
+    @T.macro
+    def produce(self, it, m0, n0, k_begin, k_end):
+        """The k-tiles k_begin .. k_end of the tile at (m0, n0), from ring iteration `it`;
+        returns the next iteration."""
+        nb = n0 + self.rank * self.b_rows
+        for kt in T.serial(k_begin, k_end):
+            s = self.ring.acquire(it, self.stage_bytes)
+            self.load(s, kt, m0, nb)
+            it += 1
+        return it
+
+    @T.macro
+    def producer(self, schedule, worker, rank=0):
+        """The producer thread's work in a persistent kernel: every k-tile of every unit
+        `worker` (this CTA, or its cluster) takes from `schedule` (a TileSchedule), through the
+        ring; the consumers walk the same units."""
+        it: T.int32 = 0
+        for u in schedule.walk(worker):
+            t, k_begin, k_end, _ = schedule.unit(u)
+            m0, n0 = schedule.origin(t, rank)
+            it = self.produce(it, m0, n0, k_begin, k_end)
+
+    # ---------------------------------------------------------------------------- consumers
+    @T.macro
+    def release_previous(self, it):
+        """One thread of the warpgroup frees the stage of iteration it - 1."""
+        if self.warp == 0:
+            if self.lane == 0:
+                self.ring.release((it + self.ring.stages - 1) % self.ring.stages)
+
+    @T.macro
+    def k_step(self, acc, row, kt, it, k_begin):
+        """k-tile kt (ring iteration `it`) into acc, for A's rows row .. row + 64 of the tile:
+        its MMAs stay in flight; the previous k-tile's are done, and their stage is freed."""
+        BM, BN = self.BM, self.BN
+        s = self.ring.wait(it)
+        Tx.wg.gemm_async(acc, self.As[s * BM + row:s * BM + row + 64, :],
+                         self.Bs[s * BN:s * BN + BN, :], accum=True)
+        T.ptx.wgmma.wait_group(1)
+        if kt > k_begin:
+            self.release_previous(it)
+
+    @T.macro
+    def consume(self, acc, row, it, k_begin, k_end, overlap=0, between=None):
+        """acc = the product over k-tiles k_begin .. k_end, from ring iteration `it`; every
+        stage is freed once its MMAs are done. Returns the next iteration. overlap, between:
+        after each of the first `overlap` k-tiles' MMAs are issued, between(j) runs (j = 0 ..
+        overlap - 1; e.g. a store of the last tile's j-th chunk, under those MMAs)."""
+        Tx.wg.fill(acc, 0.0)
+        for j in T.unroll(overlap):
+            if k_begin + j < k_end:
+                self.k_step(acc, row, k_begin + j, it, k_begin)
+                it += 1
+            if between is not None:
+                between(j)
+        for kt in T.serial(k_begin + overlap, k_end):
+            self.k_step(acc, row, kt, it, k_begin)
+            it += 1
+        T.ptx.wgmma.wait_group(0)
+        self.release_previous(it)
+        return it

@@ -1,0 +1,133 @@
+"""The persistent tile scheduler: which output tiles each CTA (or 2-CTA cluster) computes, in
+which order, split how, and what that costs in waves.
+
+A persistent kernel launches at most one worker (a CTA, or a cluster of 2) per SM's share and
+lets each walk the work units, taking every `workers`-th: the kernel then lasts about `waves`
+unit times. The units are output tiles (or pairs of vertically adjacent tiles, for 2x1
+clusters), visited in grouped order so that the CTAs at work at once share A and B in L2; with
+split-K a tile is several units, each a contiguous run of its k-tiles:
+
+    split_k    every tile is split_k units (for shapes with fewer tiles than SMs)
+    tail_split the tiles of the whole waves run as one unit each, those of the partial last
+               wave as tail_split units each (that wave then takes a fraction of a tile's time)
+
+The host side (gemm.py's cost model) reads the same object for its waves, so that the kernels
+and the model count work the same way.
+"""
+
+from __future__ import annotations
+
+import math
+
+import tilemlir.lang as T
+
+
+def tile_origin(t, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int):
+    """(m0, n0) of tile `t` in grouped order: group_m tile rows swept column by column."""
+    in_group = t % (group_m * tiles_n)
+    m0 = (t // (group_m * tiles_n) * group_m + in_group % group_m) * BM
+    n0 = in_group // group_m * BN
+    return m0, n0
+
+
+class Persistent:
+    """`units` work units over at most sms // cluster workers (CTAs, or clusters of `cluster`
+    CTAs), each taking every `workers`-th unit from its own index."""
+
+    def __init__(self, units: int, sms: int, cluster: int = 1):
+        self.units = units
+        self.cluster = cluster
+        self.capacity = sms // cluster                # the workers that fit at once
+        self.workers = min(self.capacity, units)
+        self.ctas = self.workers * cluster            # the grid
+
+    @property
+    def waves(self) -> int:
+        return math.ceil(self.units / self.capacity)
+
+    def balanced_workers(self) -> int:
+        """The fewest workers that still run `waves` waves, each taking the same number of
+        units (4096^3 in pairs: 64 clusters of 4 pairs each, not 66 of which 8 sit out the last
+        wave): the same time on fewer SMs, which the power limit rewards."""
+        return math.ceil(self.units / self.waves)
+
+    def walk(self, worker):
+        """The units of worker `worker` (a device value): `for u in schedule.walk(w)`."""
+        return T.serial(worker, self.units, self.workers)
+
+
+class TileSchedule(Persistent):
+    """The BM x BN output tiles of an M x N GEMM as persistent work units: single tiles, or with
+    pairs=True pairs of vertically adjacent tiles for 2x1 clusters (a pair's second tile lies
+    past M where the tile rows are odd). group_m: the tile rows a group sweeps (in pairs of
+    rows with pairs=True: group_m // 2 of them). split_k / tail_split: see the module
+    docstring; at most one of them above 1."""
+
+    def __init__(self, M: int, N: int, BM: int, BN: int, *, sms: int, k_tiles: int = 1,
+                 group_m: int = 8, split_k: int = 1, tail_split: int = 1, pairs: bool = False):
+        self.BM, self.BN, self.k_tiles = BM, BN, k_tiles
+        self.tiles_m, self.tiles_n = math.ceil(M / BM), math.ceil(N / BN)
+        self.pairs = pairs
+        self.rows = math.ceil(self.tiles_m / 2) if pairs else self.tiles_m
+        self.items = self.rows * self.tiles_n           # tiles, or pairs of tiles
+        self.group_m = math.gcd(max(1, group_m // 2) if pairs else group_m, self.rows)
+        capacity = sms // 2 if pairs else sms
+        self.tail = tail_split > 1
+        if self.tail:                                   # the whole waves' items run whole
+            self.whole, self.splits = self.items // capacity * capacity, tail_split
+        elif split_k > 1:
+            self.whole, self.splits = 0, split_k
+        else:
+            self.whole, self.splits = self.items, 1
+        super().__init__(self.whole + (self.items - self.whole) * self.splits, sms,
+                         2 if pairs else 1)
+
+    @property
+    def whole_waves(self) -> int:
+        """Waves of items that run whole (with tail_split: before the split last wave)."""
+        return self.whole // self.capacity
+
+    @property
+    def split_waves(self) -> int:
+        """Waves of split units (with tail_split: the last wave's items, split)."""
+        return math.ceil((self.units - self.whole) / self.capacity)
+
+    @property
+    def split_tiles(self) -> int:
+        """The tiles whose splits meet in a split-K fix-up (each has a slot in the workspace
+        and a counter): every tile with split_k, those of the split last wave with
+        tail_split."""
+        if self.tail:
+            return (self.items - self.whole) * (2 if self.pairs else 1)
+        return self.tiles_m * self.tiles_n if self.splits > 1 else 0
+
+    @T.macro
+    def unit(self, u):
+        """(item, first k-tile, end k-tile, split index) of work unit u: the `whole` first
+        units are whole items; each later item is `splits` consecutive units, the s-th
+        accumulating the s-th contiguous run of about k_tiles / splits k-tiles."""
+        k_tiles, splits = self.k_tiles, self.splits
+        if self.tail:
+            t: T.int32 = u
+            k_begin: T.int32 = 0
+            k_end: T.int32 = k_tiles
+            part: T.int32 = 0
+            if u >= self.whole:
+                part = (u - self.whole) % splits
+                t = self.whole + (u - self.whole) // splits
+                k_begin = part * k_tiles // splits
+                k_end = (part + 1) * k_tiles // splits
+            return t, k_begin, k_end, part
+        if splits == 1:
+            return u, 0, k_tiles, 0
+        s = u % splits
+        return u // splits, s * k_tiles // splits, (s + 1) * k_tiles // splits, s
+
+    @T.macro
+    def origin(self, t, rank=0):
+        """(m0, n0) of item t's tile; with pairs, of the pair's tile of cluster rank `rank`."""
+        if self.pairs:
+            m_pair, n0 = tile_origin(t, self.rows, self.tiles_n, self.group_m, 2 * self.BM,
+                                     self.BN)
+            return m_pair + rank * self.BM, n0
+        return tile_origin(t, self.rows, self.tiles_n, self.group_m, self.BM, self.BN)

@@ -1,0 +1,81 @@
+"""The split-K fix-up: the units that accumulate runs of one tile's k-tiles meet in an fp32
+workspace W and a counter per tile in C.
+
+Each consumer warpgroup publishes its fp32 partial (its 64 rows) to its unit's block of W, then
+counts itself on its tile's counter: a warpgroup barrier first (so that the release covers
+every thread's stores), then one thread's atom.add, acq_rel at gpu scope, whose answer (am I the
+last?) bar_or hands to the whole warpgroup, after its acquire. The last to count sums the
+partials in split order (so the result is the same whichever unit is last), resets the counter
+to 0 for the next launch, and writes the tile. W and C are the kernel's parameters; launches
+that share them must be ordered (one stream).
+"""
+
+from __future__ import annotations
+
+import tilemlir.lang as T
+
+Tx = T.tile
+
+SPLIT_K_STEP_N = 64     # accumulator columns a fix-up adds per load (32 registers)
+
+
+def split_k_buffers(tiles: int, splits: int, BM: int, BN: int) -> tuple[tuple, tuple]:
+    """Shapes of W (float32: one BM x BN block per split of each of `tiles` tiles) and C (int32
+    zeros before the first launch: one counter per tile and consumer warpgroup; the kernel
+    leaves them zero)."""
+    return (tiles * splits * BM, BN), (tiles * (BM // 64),)
+
+
+class SplitK:
+    """The fix-up of a kernel with BM-row tiles and `consumers` warpgroups over W and C. wg,
+    warp, lane: the thread's warpgroup (1 .. consumers) and ids in it."""
+
+    def __init__(self, W, C, BM: int, consumers: int, wg, warp, lane):
+        self.W, self.C, self.BM, self.consumers = W, C, BM, consumers
+        self.wg, self.warp, self.lane = wg, warp, lane
+
+    @T.macro
+    def count(self, tile, arrivals, piece=0, pieces=1):
+        """Counts this warpgroup on `tile`'s counter (on piece `piece` of its `pieces`, where a
+        tile's column ranges are counted apart) once every thread's partial is written;
+        returns (whether it came last of `arrivals`, for the whole warpgroup; the counter)."""
+        T.cuda.bar_sync(self.wg, 128)             # every thread's partial is written
+        counter = (tile * pieces + piece) * self.consumers + self.wg - 1
+        last: T.boolean = False
+        if self.warp == 0:
+            if self.lane == 0:
+                last = T.ptx.atom_add(self.C.ptr_to([counter]), 1, sem="acq_rel",
+                                      scope="gpu") == arrivals - 1
+        # One thread's answer, for the warpgroup (and after its acquire).
+        return T.cuda.bar_or(self.wg, 128, last), counter
+
+    @T.macro
+    def reset(self, counter):
+        """The counter back to 0, for the next launch."""
+        if self.warp == 0:
+            if self.lane == 0:
+                self.C[counter] = 0
+
+    @T.macro
+    def fix_up(self, acc, part, row, unit, tile, splits, then=None):
+        """Publishes acc (this warpgroup's rows row .. row + 64 of the tile) as W's block
+        `unit`, counts it on `tile`; the last of the `splits` units sums the tile's blocks
+        tile * splits .. into acc (part: a 64 x SPLIT_K_STEP_N fp32 register tile), resets the
+        counter and runs `then` (the tile's store). Returns whether this unit was the last."""
+        BM, STEP = self.BM, SPLIT_K_STEP_N
+        mine = unit * BM + row
+        Tx.wg.copy(self.W[mine:mine + 64, :], acc)
+        last, counter = self.count(tile, splits)
+        if last:
+            first = tile * (splits * BM) + row
+            Tx.wg.copy(acc, self.W[first:first + 64, :])
+            for k in T.serial(1, splits):
+                other = first + k * BM
+                for c0 in T.unroll(0, acc.shape[1], STEP):
+                    step = acc[:, c0:c0 + STEP]
+                    Tx.wg.copy(part, self.W[other:other + 64, c0:c0 + STEP])
+                    Tx.wg.add(step, step, part)
+            self.reset(counter)
+            if then is not None:
+                then()
+        return last

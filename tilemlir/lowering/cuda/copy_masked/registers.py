@@ -1,0 +1,117 @@
+"""copy_masked between registers and memory: the vector register copy (copy/vector.py) with a
+test per access.
+
+Before (a consumer warpgroup stores its 64x128 f16 tile at (m, n) of D, whose last rows and
+columns may lie past M and N):
+
+    "tile.copy_masked"(%d_window, %out, %rows, %cols) {scope = "warpgroup", fill = 0.0 : f16}
+        : (!tile.buf<[64, 128], f16, "global", ...>,
+           !tile.buf<[64, 128], f16, "local", <wgmma accumulator layout>>, index, index) -> ()
+
+After: the runs of register slots of the vector copy (two consecutive f16 of a row per access
+here), each with the window coordinates of its first element for the calling thread (an affine
+function of the thread index, from the layout) tested against the bounds:
+
+    %in = (%row_j(%t) < %rows) && (%col_j(%t) < %cols)
+    scf.if %in { llvm.store (llvm.load %out[j]), %d_j : vector<2xf16> }
+
+Into registers every slot is written, the fill where out of range (the load of an
+out-of-range run reads the buffer's first element, so it cannot fault). A run is wholly in or
+out: it lies along the last dim, starts on a multiple of its length, and its length divides the
+last dim's bound as far as the value analysis knows (else the runs narrow, down to one element).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from mlir import ir
+from mlir.dialects import scf
+
+from tilemlir.dispatch.registry import Reject, register
+from tilemlir.ir import emit, windows
+from tilemlir.lowering import addresses
+from tilemlir.lowering.accesses import fit_thread_affine
+from tilemlir.lowering.cuda import fragments, masks, threads
+from tilemlir.lowering.cuda.copy.registers import register_and_memory, register_side, scope_reaches
+from tilemlir.lowering.cuda.copy.vector import (MAX_BYTES, RegisterPlan, plan_registers,
+                                                replicas_load_only, vector_type)
+from tilemlir.lowering.cuda.predicates import same_shape_and_type
+
+
+def _run_coordinates(table: np.ndarray, shape, slot: int):
+    """Per dim, (thread-affine fit, value at thread 0) of the window coordinate of the element
+    each thread keeps in `slot`; None when one is not affine in the thread index."""
+    coords = np.unravel_index(table[:, slot], shape)
+    fits = []
+    for c in coords:
+        fit = fit_thread_affine(c)
+        if fit is None:
+            return None
+        fits.append((fit, int(c[0])))
+    return fits
+
+
+def _runs_fit(table: np.ndarray, shape, p: RegisterPlan) -> bool:
+    """Each run holds consecutive elements of one row, starting on a multiple of its length."""
+    for run in p.runs:
+        first = table[:, run.slot]
+        if run.n > 1:
+            if (first % shape[-1] % run.n).any():
+                return False
+            if any((table[:, run.slot + i] != first + i).any() for i in range(1, run.n)):
+                return False
+    return True
+
+
+def plan(ctx, reg_name: str, mem_name: str) -> tuple[RegisterPlan, np.ndarray]:
+    reg = fragments.register_ref(ctx, reg_name)
+    elem_bytes = max(reg.type.elem_bits // 8, 1)
+    n = masks.last_dim_width(ctx, max(MAX_BYTES // elem_bytes, 1))
+    while True:
+        p = plan_registers(ctx, reg_name, mem_name, max_bytes=n * elem_bytes)
+        table = fragments.slot_table(reg.type, p.threads)
+        if n == 1 or _runs_fit(table, reg.shape, p):
+            break
+        n //= 2
+    for run in p.runs:
+        if _run_coordinates(table, reg.shape, run.slot) is None:
+            raise Reject(f"the window coordinates of register slot {run.slot} are not an affine "
+                         f"function of the thread index")
+    return p, table
+
+
+def _emit(ctx, p: RegisterPlan, table: np.ndarray, reg_name: str, mem_name: str):
+    reg = windows.resolve(ctx.operand(reg_name))
+    mem = windows.resolve(ctx.operand(mem_name))
+    elem, width = reg.type.elem, max(reg.type.elem_bits // 8, 1)
+    t = threads.scope_thread_index(p.threads, ctx.block_size)
+    reg_base, mem_base = addresses.storage(reg), addresses.storage(mem)
+    pointers = p.access.pointers(t, mem_base)
+    for run, mem_ptr in zip(p.runs, pointers):
+        coords = [emit.add(fit.emit(t), first)
+                  for fit, first in _run_coordinates(table, reg.shape, run.slot)]
+        valid = masks.in_range(ctx, coords)
+        vt = vector_type(run.n, elem)
+        reg_ptr = addresses.slot_pointer(reg, run.slot, reg_base)
+        if reg_name == "dst":
+            value = masks.guarded_load(vt, mem_ptr, mem_base, valid, masks.fill_value(ctx, vt),
+                                       run.n * width)
+            emit.store(value, reg_ptr, align=width)
+        elif valid is None:
+            emit.store(emit.load(vt, reg_ptr, align=width), mem_ptr, align=run.n * width)
+        else:
+            branch = scf.IfOp(valid)
+            with ir.InsertionPoint(branch.then_block):
+                emit.store(emit.load(vt, reg_ptr, align=width), mem_ptr, align=run.n * width)
+                scf.yield_([])
+
+
+@register("copy_masked", name="vector_registers", priority=10,
+          when=[register_and_memory, same_shape_and_type, scope_reaches, replicas_load_only,
+                masks.bounds_per_dim])
+def lower_vector_registers_masked(ctx):
+    """Registers <-> memory in runs of up to 16 bytes, each tested against the bounds: out of
+    range, registers get the fill and memory is left alone."""
+    reg_name, mem_name = register_side(ctx)
+    p, table = plan(ctx, reg_name, mem_name)
+    return lambda: _emit(ctx, p, table, reg_name, mem_name)

@@ -1,0 +1,113 @@
+"""Masks of the masked copies (copy_masked, copy_async_masked): which accesses of a window lie
+inside its bounds, and the values that stand in for those that do not.
+
+A masked copy carries one bound per dim of its window; element i is in range when
+i[d] < bounds[d] for every d. The variants move the window in accesses of n elements along its
+last dim (a 16-byte chunk, a run of register slots); an access is either wholly in range or
+wholly out, which holds when n divides the last dim's bound (`last_dim_width` narrows n until
+the value analysis proves it). A dim whose bound is a constant at least its extent needs no
+test: with every bound so, the masked variants emit what the unmasked ones do.
+"""
+
+from __future__ import annotations
+
+import math
+
+from mlir import ir
+from mlir.dialects import arith, llvm
+
+from tilemlir.analysis.values import ValueAnalysis
+from tilemlir.dispatch.registry import predicate
+from tilemlir.ir import emit
+from tilemlir.ir.emit import Index
+
+
+def bound_values(ctx) -> list[ir.Value]:
+    """The `bounds` operands (after dst and src)."""
+    return list(ctx.op.operands)[2:]
+
+
+@predicate("bounds_per_dim")
+def bounds_per_dim(ctx):
+    """One bound per dim of the window."""
+    rank = len(ctx.buffer("dst").shape)
+    if len(bound_values(ctx)) == rank:
+        return None
+    return f"the window has {rank} dims but the op has {len(bound_values(ctx))} bounds"
+
+
+def static_bound(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def tested_dims(ctx) -> list[int]:
+    """The dims whose bound may cut the window (all but those with a constant bound at least
+    the extent)."""
+    shape = ctx.buffer("dst").shape
+    out = []
+    for d, value in enumerate(bound_values(ctx)):
+        b = static_bound(value)
+        if b is None or b < shape[d]:
+            out.append(d)
+    return out
+
+
+def last_dim_width(ctx, n: int) -> int:
+    """The largest power of two up to n that divides the last dim's bound (as far as the value
+    analysis knows it), so that an access of that many elements is wholly in or out."""
+    last = len(ctx.buffer("dst").shape) - 1
+    if last not in tested_dims(ctx):
+        return n
+    multiple = ValueAnalysis().multiple(bound_values(ctx)[last])
+    if multiple == 0:                      # the bound is 0: nothing is in range
+        return n
+    return min(n, multiple & -multiple)
+
+
+def unravel(flat: Index, shape) -> list[Index]:
+    """The coordinates of row-major element `flat` of `shape` (index values or ints)."""
+    coords = []
+    for d in range(len(shape)):
+        inner = math.prod(shape[d + 1:])
+        c = emit.div(flat, inner) if inner > 1 else flat
+        coords.append(emit.rem(c, shape[d]) if d > 0 else c)
+    return coords
+
+
+def in_range(ctx, coords: list[Index]) -> ir.Value | None:
+    """i1: the element at `coords` (of the window) is in range; None when no dim is tested."""
+    bounds = bound_values(ctx)
+    result = None
+    for d in tested_dims(ctx):
+        test = arith.cmpi(arith.CmpIPredicate.slt, emit.as_index(coords[d]), bounds[d])
+        result = test if result is None else arith.andi(result, test)
+    return result
+
+
+def fill_value(ctx, type_: ir.Type) -> ir.Value:
+    """The `fill` attribute (0 without one) as a value of `type_` (a scalar or a vector)."""
+    elem = ir.VectorType(type_).element_type if isinstance(type_, ir.VectorType) else type_
+    attr = ctx.op.attributes["fill"] if "fill" in ctx.op.attributes else None
+    if isinstance(elem, ir.IntegerType):
+        value = ir.IntegerAttr(attr).value if attr is not None else 0
+        scalar = ir.IntegerAttr.get(elem, value)
+    else:
+        value = ir.FloatAttr(attr).value if attr is not None else 0.0
+        scalar = ir.FloatAttr.get(elem, value)
+    if isinstance(type_, ir.VectorType):
+        return arith.constant(type_, ir.DenseElementsAttr.get_splat(type_, scalar))
+    return arith.constant(type_, scalar)
+
+
+def guarded_load(type_: ir.Type, pointer: ir.Value, safe: ir.Value, valid: ir.Value | None,
+                 fill: ir.Value, align: int) -> ir.Value:
+    """load(pointer) where `valid`, else `fill`; the load itself reads `safe` (an address known
+    to be readable: the buffer's first element) when not valid, so that it never faults."""
+    if valid is None:
+        return emit.load(type_, pointer, align=align)
+    address = llvm.select(valid, pointer, safe)
+    return arith.select(valid, emit.load(type_, address, align=align), fill)
