@@ -180,6 +180,25 @@ REJECTED += [
      "has 300 rows: more than 256 must be a multiple of 256"),
 ]
 
+# Found by the fuzzer (results/2026-12-02-hardening): an i1 axis read as True by the lowering,
+# and a bad layout up a written window's chain that the overhang check parsed unguarded.
+X_ROW = '!tile.buf<array<i64: 1, 2048>, f32, "local", #tile.layout<"S[(1, 2, 4, 32, 8):(1, 8, 1@warpid, 1@laneid, 1)]">>'
+BAD_G = '!tile.buf<array<i64: 256, 128>, f32, "global", #tile.layout<"S[(256, 128):(>128, 1)]">>'
+W64 = '!tile.buf<array<i64: 64, 64>, f32, "global", #tile.layout<"S[(64, 64):(128, 1)]">>'
+L64 = '!tile.buf<array<i64: 64, 64>, f32, "local", #tile.layout<"S[(64, 64):(64, 1)]">>'
+REJECTED += [
+    ("iota-axis-i1", "sm_90a", TO_PTX, kernel(body=f"""      %x = "tile.alloc_local"() : () -> {X_ROW}
+      "tile.iota"(%x) {{axis = 1 : i1, scope = "cta"}} : ({X_ROW}) -> ()"""),
+     "tile.iota axis must be an integer such as 1 : i64, got true (a boolean)"),
+    ("alloc-offset-i1", "sm_90a", TO_PTX, kernel(body=f"""      %x = "tile.alloc_shared"() {{offset = 0 : i1}} : () -> !tile.buf<array<i64: 8>, f32, "shared", #tile.layout<"S[8:1]">>"""),
+     "tile.alloc_shared offset must be an integer such as 1 : i64, got false (a boolean)"),
+    ("written-window-of-bad-layout", "sm_90a", TO_PTX, kernel(body=f"""      %g = "tile.global"(%p) : (!llvm.ptr) -> {BAD_G}
+      %w = "tile.slice"(%g) {{static_offsets = array<i64: 0, 0>}} : ({BAD_G}) -> {W64}
+      %l = "tile.alloc_local"() : () -> {L64}
+      "tile.copy"(%w, %l) {{scope = "thread"}} : ({W64}, {L64}) -> ()""", params="%p: !llvm.ptr"),
+     "result 0 of tile.global: invalid tile buffer type: bad layout text at column 15"),
+]
+
 CASES = [OptCase(f"ir-{name}", ["in.mlir", "-o", "out.mlir",
                                 f"--pass-pipeline=builtin.module({pipeline % chip})"],
                  {"in.mlir": ir, "out.mlir": b"old\n"}, errors=("in.mlir:", words))

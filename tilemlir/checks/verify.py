@@ -49,6 +49,9 @@ MAX_NON_PORTABLE_CLUSTER_CTAS = 16      # with tile.cluster_non_portable (sm_90,
 NAMED_BARRIERS = 16                     # bar.sync / bar.arrive / bar.red ids 0..15
 # Ops that take a named barrier's id (operand 0) and thread count (`threads`).
 NAMED_BARRIER_OPS = ("tile.named_barrier", "tile.barrier_arrive", "tile.barrier_or")
+# Attributes of tile ops that are counts, sizes or indices: an i1 one (`1 : i1`) is a BoolAttr,
+# which lowerings would read as True or False.
+INTEGER_ATTRIBUTES = ("axis", "offset", "ncols", "cta_group", "threads", "pending", "count")
 # tcgen05 ops whose cta_group must agree within a kernel (ptxas rejects a mix).
 CTA_GROUP_OPS = ("tile.tmem_alloc", "tile.tmem_relinquish", "tile.tmem_dealloc",
                  "tile.tcgen05_commit", "tile.gemm_async")
@@ -254,7 +257,10 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
     if parse_buffer_type(dst.type).scope == "global":
         if op.name in MASKED_OPS:       # a global window's elements past the edge: unwritten
             return
-        where = overhang(dst)
+        try:
+            where = overhang(dst)
+        except (ValueError, LayoutError, ir.MLIRError):
+            return          # a bad type up the window chain, reported where it is defined
         if where is not None:
             problems.add(op, f"{op.name} writes a window hanging past its global buffer's edge "
                              f"({where}): store it with bounds=... or by TMA")
@@ -394,6 +400,13 @@ def _check_cluster(func: ir.Operation, target: Target, problems: "_Problems") ->
     return cluster
 
 
+def _check_integer_attributes(op: ir.Operation, problems: "_Problems") -> None:
+    for name in INTEGER_ATTRIBUTES:
+        if name in op.attributes and isinstance(op.attributes[name], ir.BoolAttr):
+            problems.add(op, f"{op.name} {name} must be an integer such as 1 : i64, got "
+                             f"{op.attributes[name]} (a boolean)")
+
+
 def _check_named_barrier(op: ir.Operation, block_threads: int | None,
                          problems: "_Problems") -> None:
     barrier = _constant(op.operands[0])
@@ -454,6 +467,7 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
         elif name.startswith("tile."):
             _check_buffer_values(op, problems)
         if name.startswith("tile."):
+            _check_integer_attributes(op, problems)
             kernel.add(op, problems)
         if name in WRITING_OPS:
             _check_destination(op, problems)
