@@ -213,6 +213,18 @@ ACCEPTED = [
     ("commit-pair", "sm_100a", ops('"tile.tcgen05_commit"(%bar, %m3) {cta_group = 2 : i64} : (!llvm.ptr<3>, i16) -> ()',
                                    attrs=", tile.cluster = array<i32: 2, 1, 1>")),
     ("nvvm-cluster-dim-ok", "sm_90a", kernel(", nvvm.cluster_dim = array<i32: 2, 1, 1>")),
+    # found by the fuzzer: a global window's row stride of 2**31 elements, past a GEP's i32
+    # constant indices (the copy's addresses are now i64 values there)
+    ("gep-offset-past-i32", "sm_100a", kernel(body="""      %c64 = arith.constant 64 : index
+      %c128 = arith.constant 128 : index
+      %bid = gpu.block_id x
+      %m = arith.muli %bid, %c128 : index
+      %k = arith.muli %kt, %c64 : index
+      %a = "tile.global"(%p) : (!llvm.ptr) -> !tile.buf<array<i64: 512, 256>, f16, "global", #tile.layout<"S[(512, 256):(256, 1)]">>
+      %w = "tile.slice"(%a, %m, %k) {static_offsets = array<i64: -9223372036854775808, -9223372036854775808>} : (!tile.buf<array<i64: 512, 256>, f16, "global", #tile.layout<"S[(512, 256):(256, 1)]">>, index, index) -> !tile.buf<array<i64: 128, 64>, f16, "global", #tile.layout<"S[(128, 64):(2147483648, 1)]">>
+      %s = "tile.alloc_shared"() {offset = 0 : i64} : () -> !tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>
+      "tile.copy"(%s, %w) {scope = "cta"} : (!tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>, !tile.buf<array<i64: 128, 64>, f16, "global", #tile.layout<"S[(128, 64):(2147483648, 1)]">>) -> ()""",
+                                                params="%p: !llvm.ptr, %kt: index")),
 ]
 CASES += [OptCase(f"ir-accepts-{name}", ["in.mlir", "-o", "/dev/null",
                                          f"--pass-pipeline=builtin.module(tile-to-ptx{{chip={chip}}})"],
