@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 import threading
 
+from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
 from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
 from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule
 
@@ -111,7 +112,10 @@ TAIL_PARTIAL_COST = 8.0
 # +4.3% at five 4-wave shapes, -2.2 to +0.7% at 16 and 28 waves (8192^3, 4096 x 28672 x
 # 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
 BALANCED_WAVES = 4
-KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8,
+           "hgemm_decode": hgemm_decode}
+# M up to this takes hgemm_decode (D^T = B A^T: B's rows fill wgmma's 64-row side).
+DECODE_M = 64
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
@@ -196,8 +200,12 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
 
     Rows that are not a whole number of 16-byte units rule TMA out where they are: K not a
     multiple of 8 (A's and B's rows) leaves hgemm_v6 with PRODUCER="cp_async", N not a multiple
-    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct"."""
+    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct".
+
+    M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
     k_tiles = math.ceil(K / BK)
+    if M <= DECODE_M:
+        return decode_candidates(M, N, K, sms)
     configs = [_unaligned(c, K, N) for c in _aligned_candidates(M, N, K, k_tiles, sms)
                if (K % 8 == 0 or c["KERNEL"] == "hgemm_v6")
                and (N % 8 == 0 or c["KERNEL"] != "hgemm_v8")]
@@ -282,7 +290,7 @@ def split_k_buffers(kernel, device, M: int | None = None) -> tuple:
 
 # The kernels hgemm_v6 and v7 are compiled for a run-time M: one compile serves every M of a
 # configuration (the persistent schedule and the grid follow M at each call).
-RUN_TIME_M_KERNELS = ("hgemm_v6", "hgemm_v7")
+RUN_TIME_M_KERNELS = ("hgemm_v6", "hgemm_v7", "hgemm_decode")
 _COMPILED: dict = {}            # (N, K, dtype, configuration, target) -> compiled kernel
 _COMPILED_LOCK = threading.Lock()
 
