@@ -3,6 +3,8 @@
 # smoke scripts, and host time per call; logs in $OUT (or ./device-out).
 #   TESTS="test/python/a_gpu.py ..." SMOKES="smoke_shapes.py 'smoke_hopper.py --small'" \
 #   bash bench/device_check.sh [steps...]        steps: tests sanitize overhead (default all)
+# TESTS may hold groups separated by ';': they run at once, one pytest each (compiles are CPU
+# work and the GPU tests are small, so groups finish sooner side by side).
 # Set up as for bench/device_session.sh (the .devbundle unpacked, PYTHONPATH set). Each step
 # has a time limit (TESTS_S, SANITIZE_S, OVERHEAD_S seconds) so that one step cannot eat the
 # call; a step that runs out says so in its log.
@@ -15,9 +17,16 @@ status=0
 for step in $steps; do
   echo "=== $step $(date -u +%H:%M:%S)"
   case $step in
-    tests)    timeout "${TESTS_S:-300}" python3 -m pytest -q -rs -m gpu -p no:cacheprovider \
-                ${TESTS:-test/python} > "$out/gpu-tests.log" 2>&1 || status=1
-              tail -12 "$out/gpu-tests.log" ;;
+    tests)    IFS=';' read -ra groups <<< "${TESTS:-test/python}"; pids=()
+              for i in "${!groups[@]}"; do
+                timeout "${TESTS_S:-300}" python3 -m pytest -q -rs -m gpu -p no:cacheprovider \
+                  ${groups[$i]} > "$out/gpu-tests-$i.log" 2>&1 & pids+=($!)
+              done
+              for i in "${!pids[@]}"; do
+                wait "${pids[$i]}" || status=1
+                echo "group $i: $(grep -E '(passed|failed|error)' "$out/gpu-tests-$i.log" | tail -1)"
+                grep -E "^(FAILED|ERROR)" "$out/gpu-tests-$i.log" | head -20
+              done ;;
     sanitize) eval "smokes=(${SMOKES:-smoke_shapes.py})"
               for smoke in "${smokes[@]}"; do for tool in memcheck racecheck synccheck; do
                 log="$out/sanitizer-${smoke%%.py*}-$tool.log"

@@ -2,7 +2,7 @@
 # One call on the GPU machine: GPU tests, the demo, GEMM config sweep, benchmarks, a profile.
 #   bash bench/device_session.sh [steps...]
 #   steps: tests demo sweep gemm twins hopper frontdoor norms streams sanitize overhead profile
-#          source stalls compile attention attention-sanitize attention-profile
+#          source stalls compile attention attention-sanitize attention-profile banks
 # Logs and results land in $OUT (or ./device-out). Assumes the .devbundle is unpacked and
 # PYTHONPATH set (see ../shared/device/README.md). The GPU machine has no package registry:
 # tilemlir's pure-Python dependencies travel in .devbundle/pylibs, made once here with
@@ -40,6 +40,7 @@ for step in $steps; do
                --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats --section Occupancy \
                python3 bench/profile_attention.py ${PROFILE_ATTENTION:-8 16 4096 64 causal} > "$out/ncu-attention.txt" 2>&1
              grep -E "Throughput|Issue Slots|Warp Cycles" "$out/ncu-attention.txt" ;;
+    banks)   python3 bench/bank_conflicts.py --ncu --out "$out/bank-conflicts.md" 2>&1 | tail -16 ;;
     streams) python3 bench/stream_order.py --out "$out/stream-order.md" 2>&1 | tail -12 ;;
     sanitize) for tool in memcheck racecheck synccheck; do
                compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_hopper.py --small \

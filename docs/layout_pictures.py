@@ -13,8 +13,11 @@ import re
 import sys
 from pathlib import Path
 
+import numpy as np
+
 import tilemlir.lang as T
 from tilemlir.layout import S, TileLayout, laneid
+from tilemlir.layout.plot import holder_threads
 
 PAGE = Path(__file__).with_name("layouts.md")
 _BLOCK = re.compile(r"(<!-- picture (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /picture -->)",
@@ -24,9 +27,8 @@ _BLOCK = re.compile(r"(<!-- picture (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- /p
 # ------------------------------------------------------------------------------ drawing
 def _thread(values: dict, index) -> int:
     """The thread holding an element: its thread axes combined into one CTA thread index."""
-    get = lambda axis: int(values[axis][index]) if axis in values else 0      # noqa: E731
-    return (get("tx") + get("tid_in_wg") + 128 * get("wgid")
-            + 32 * (get("warpid") + get("wid_in_wg")) + get("laneid"))
+    threads = np.asarray(holder_threads(values))
+    return int(threads[index]) if threads.ndim else int(threads)
 
 
 def _grid(cells: list[list[str]], row_label="row", col_label="col") -> str:

@@ -5,9 +5,10 @@
     kernel = tilemlir.compile(my_kernel, target="sm_90a")
     tilemlir.interpret(my_kernel, a, b, d)        # the same kernel on the CPU, in numpy
     print(tilemlir.explain(my_kernel, target="sm_90a"))  # which variant lowers each tile op
+    print(tilemlir.check_banks(my_kernel))        # shared-memory bank conflicts, predicted
 
 The functions below load on first use, so that `import tilemlir` stays light (no MLIR):
-`compile`, `interpret`, `autotune`, `explain`, `torch_op`. The kernel language is
+`compile`, `interpret`, `autotune`, `explain`, `check_banks`, `torch_op`. The kernel language is
 `tilemlir.lang`, the shipped kernels `tilemlir.kernels`.
 """
 
@@ -20,6 +21,7 @@ _LAZY = {
     "autotune": "tilemlir.runtime.tuning",
     "interpret": "tilemlir.reference",
     "explain": "tilemlir.tools.explain",
+    "check_banks": "tilemlir.tools.banks",
     "torch_op": "tilemlir.runtime.torch_ops",
 }
 

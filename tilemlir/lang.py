@@ -16,6 +16,9 @@
 
 from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.debug import device_print as print  # noqa: A001 (T.print, on the device)
+from tilemlir.dsl.dims import DimExpr, ceildiv, dynamic
+from tilemlir.dsl.dims import maximum as max  # noqa: A001 (T.max: of ints and run-time dims)
+from tilemlir.dsl.dims import minimum as min  # noqa: A001 (T.min)
 from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, alloc_buffer,
                                      alloc_local, bfloat16, boolean, cluster_shape, cta_id,
                                      decl_buffer, float16, float32, int32, int64, lane_id,
@@ -29,6 +32,7 @@ from tilemlir.layout import (MmaSync, R, S, TCol, Tcgen05Mma, TileLayout, TLane,
                              tcgen05_accumulator_layout, tid_in_wg, warpid, wgid,
                              wgmma_a_layout, wgmma_accumulator_layout, wid_in_wg)
 from tilemlir.layout import mma_shared_layout as _mma_shared_layout
+from tilemlir.layout import plot_layout as _plot_layout
 from tilemlir.runtime.compiler import compile_kernel
 
 
@@ -70,13 +74,24 @@ def mma_shared_layout(dtype, swizzle_mode: str, shape) -> TileLayout:
     return _mma_shared_layout(bits, swizzle_mode, shape)
 
 
+def plot_layout(layout, shape, dtype="float16", *, kind=None, path=None, format="auto") -> str:
+    """Which thread and register holds each element of a register layout, or which bank each
+    element of a shared-memory layout of `dtype` uses: an SVG when matplotlib is installed
+    (format="auto"), else a text table; returned, and written to `path` when given. See
+    tilemlir.layout.plot."""
+    from tilemlir.dsl.values import dtype_bits
+    bits = dtype if isinstance(dtype, int) else dtype_bits(dtype)
+    return _plot_layout(layout, shape, bits, kind=kind, path=path, format=format)
+
+
 __all__ = [
-    "Buffer", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
+    "Buffer", "DimExpr", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
     "TCol", "TLane", "Tcgen05Mma", "TileBuffer", "TileLayout", "Wgmma", "address_of",
     "alloc_buffer", "alloc_local", "bfloat16",
-    "boolean", "cluster_shape", "cta_id", "cuda", "decl_buffer", "float16", "float32", "int32",
+    "boolean", "ceildiv", "cluster_shape", "cta_id", "cuda", "decl_buffer", "dynamic", "float16", "float32", "int32",
     "int64",
-    "lane_id", "laneid", "Macro", "macro", "meta_var", "mma_shared_layout", "prim_func", "print", "ptx",
+    "lane_id", "laneid", "Macro", "macro", "max", "meta_var", "min", "mma_shared_layout", "plot_layout",
+    "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",
     "wgmma_a_layout", "wgmma_accumulator_layout", "wid_in_wg",

@@ -67,14 +67,17 @@ class PipelineOptions:
     target: Target = DEFAULT_TARGET
     opt_level: int = 3
     line_info: bool = False
+    check_banks: bool = False           # run tile-check-banks before tile-dispatch
 
     def __post_init__(self):
         if not isinstance(self.target, Target):
             raise TypeError(f"target must be a tilemlir.target.Target, got "
                             f"{type(self.target).__name__}")
         object.__setattr__(self, "opt_level", check_opt_level(self.opt_level))
-        if not isinstance(self.line_info, bool):
-            raise PipelineError(f"line_info must be True or False, got {self.line_info!r}")
+        for name in ("line_info", "check_banks"):
+            if not isinstance(getattr(self, name), bool):
+                raise PipelineError(f"{name} must be True or False, got "
+                                    f"{getattr(self, name)!r}")
 
 
 # ------------------------------------------------------------------------------ targets
@@ -224,6 +227,28 @@ def check_async_proxy_pass() -> list[Step]:
     return [("py", tile_check_async_proxy)]
 
 
+def check_banks_pass(target: Target | None = None, every: bool = False) -> list[Step]:
+    """tile-check-banks: on tile IR, a warning on stderr for each shared-memory access whose
+    requests take more wavefronts than the ideal (bank conflicts), as the variants tile-dispatch
+    would choose make them; `every`: a remark for the accesses without conflicts too."""
+    def tile_check_banks(op, pass_):
+        import sys
+
+        from tilemlir.lowering.banks import check_banks
+        from tilemlir.lowering.cuda import load_variants
+
+        load_variants()
+
+        def report(root, chosen):
+            for access in check_banks(root, chosen):
+                if access.conflicts or every:
+                    kind = "warning: bank conflicts" if access.conflicts else "remark: banks"
+                    print(f"{access.where}: {kind}: {access.describe()}", file=sys.stderr)
+            return []
+        _for_each_gpu_module(op, target or DEFAULT_TARGET, report)
+    return [("py", tile_check_banks)]
+
+
 def kernel_abi_pass() -> list[Step]:
     def tile_kernel_abi(op, pass_):
         from tilemlir.lowering.kernel_abi import run_kernel_abi
@@ -261,12 +286,14 @@ def nvvm_pipeline(options: PipelineOptions) -> list[Step]:
 
 
 def tile_to_ptx(options: PipelineOptions) -> list[Step]:
-    """tile-verify, tile-check-async-proxy, tile-dispatch, canonicalize, cse, tile-materialize,
-    tile-check-target, then nvvm_pipeline: tile IR to LLVM with embedded PTX."""
+    """tile-verify, tile-check-async-proxy, [tile-check-banks,] tile-dispatch, canonicalize,
+    cse, tile-materialize, tile-check-target, then nvvm_pipeline: tile IR to LLVM with embedded
+    PTX."""
     target = options.target
+    banks = check_banks_pass(target) if options.check_banks else []
     # The proxy check reads tile IR (after dispatch the buffers are pointer arithmetic), and
     # only IR the verifier accepted: it assumes buffer types that parse and fit.
-    return (verify_pass(target) + check_async_proxy_pass() + dispatch_pass(target)
+    return (verify_pass(target) + check_async_proxy_pass() + banks + dispatch_pass(target)
             + [("mlir", "canonicalize"), ("mlir", "cse")]
             + materialize_pass() + check_target_pass(target) + nvvm_pipeline(options))
 

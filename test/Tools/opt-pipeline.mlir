@@ -11,7 +11,7 @@
 // STDIN: nvvm.mma.sync
 //
 // RUN: not tilemlir-opt %S/../Inputs/mma_demo.mlir --pass-pipeline='builtin.module(tile-dispath)' 2>&1 | FileCheck %s --check-prefix=UNKNOWN
-// UNKNOWN: tilemlir-opt: 'tile-dispath' is neither a tilemlir pass (tile-dispatch, tile-verify, tile-materialize, tile-check-target, tile-check-async-proxy, tile-kernel-abi, tile-to-ptx) nor a registered MLIR pass or pipeline
+// UNKNOWN: tilemlir-opt: 'tile-dispath' is neither a tilemlir pass (tile-dispatch, tile-verify, tile-materialize, tile-check-target, tile-check-async-proxy, tile-check-banks, tile-kernel-abi, tile-to-ptx) nor a registered MLIR pass or pipeline
 //
 // RUN: not tilemlir-opt %S/../Inputs/mma_demo.mlir --pass-pipeline='builtin.module(tile-dispatch{chip=sm_42})' 2>&1 | FileCheck %s --check-prefix=CHIP
 // CHIP: tilemlir-opt: unsupported chip 'sm_42'

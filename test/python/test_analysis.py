@@ -130,6 +130,52 @@ def test_known_multiple(kernel):
     assert a.multiple(v["i"]) == 16
 
 
+CARRIED = '''
+gpu.module @m {
+  gpu.func @k(%n: index, %b: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %c1 = arith.constant 1 : index
+    %c6 = arith.constant 6 : index
+    %c256 = arith.constant 256 : index
+    %c96 = arith.constant 96 : index
+    %bid = gpu.block_id x
+    %tile = arith.muli %bid, %c256 : index
+    %r:3 = scf.for %i = %c0 to %n step %c1 iter_args(%last = %c0, %grow = %c96, %mix = %c96)
+        -> (index, index, index) {
+      "test.use"(%last, %grow, %mix) : (index, index, index) -> ()
+      %next = arith.addi %grow, %c256 : index
+      %other = arith.addi %mix, %c6 : index
+      scf.yield %tile, %next, %other : index, index, index
+    }
+    %sel = scf.if %b -> (index) {
+      scf.yield %tile : index
+    } else {
+      scf.yield %c96 : index
+    }
+    "test.after"(%r#0, %r#1, %r#2, %sel) : (index, index, index, index) -> ()
+    gpu.return
+  }
+}'''
+
+
+def test_multiples_carried_through_loops_and_branches():
+    """A loop-carried value is a multiple of what its initial value and every yield are, also
+    where the yield reads it; a loop's and a branch's results likewise."""
+    with make_context() as ctx:
+        ctx.allow_unregistered_dialects = True
+        module = ir.Module.parse(CARRIED)
+        func = module.body.operations[0].regions[0].blocks[0].operations[0]
+        ops = list(func.regions[0].blocks[0].operations)
+        loop = next(op for op in ops if op.name == "scf.for")
+        use = list(loop.regions[0].blocks[0].operations)[0].operation
+        after = next(op for op in ops if op.name == "test.after").operation
+        a = analysis_of(use)
+        # tile (256) or 0; 96 + 256 k; 96 + 6 k
+        assert [a.multiple(v) for v in use.operands] == [256, 32, 6]
+        b = analysis_of(after)
+        assert [b.multiple(v) for v in after.operands] == [256, 32, 6, 32]
+
+
 def test_per_thread_values(kernel):
     func, ops, v = kernel
     a = analysis_of(ops["test.use"][0])

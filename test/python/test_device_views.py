@@ -91,3 +91,21 @@ def test_a_call_with_dlpack_tensors_launches_on_their_device_and_the_given_strea
     with pytest.raises(ArgumentError, match="argument 'Y' is on cuda:0 but earlier arguments "
                                             "are on cuda:1"):
         kernel(x, FakeDLPackTensor((4, 8), device_id=0), stream=Stream())
+
+
+def test_an_array_interface_before_version_3_is_seen_as_version_3():
+    """cuda.core's view takes version 3 of the CUDA Array Interface only; torch exports
+    version 2 (no stream field: what version 3's "stream": None says)."""
+    from tilemlir.runtime.args import _cai_v3
+
+    class Version2:
+        __cuda_array_interface__ = {"shape": (4, 8), "typestr": "<f2", "data": (0x1000, False),
+                                    "version": 2, "strides": None}
+
+    seen = _cai_v3(Version2()).__cuda_array_interface__
+    assert seen["version"] == 3 and seen["stream"] is None and seen["data"] == (0x1000, False)
+    version3 = Version2()
+    version3.__cuda_array_interface__ = dict(Version2.__cuda_array_interface__, version=3)
+    assert _cai_v3(version3) is version3
+    dlpack = FakeDLPackTensor((4, 8))
+    assert _cai_v3(dlpack) is dlpack

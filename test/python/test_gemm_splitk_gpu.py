@@ -89,7 +89,10 @@ FRONT_DOOR = [(1000, 1000, 8192), (1000, 1000, 1000), (2048, 2048, 2048), (4096,
               (2048, 5120, 2048),
               # smaller than a tile in M, N or K: the windows hang past the edges
               (1, 4096, 4096), (16, 4096, 4096), (7, 1000, 512), (64, 64, 8), (128, 128, 16),
-              (2192, 4296, 40), (33, 72, 24)]
+              (2192, 4296, 40), (33, 72, 24),
+              # rows that are not whole 16-byte units: cp.async loads (K), direct stores (N)
+              (3333, 4444, 5552), (1000, 3, 128), (333, 444, 555), (2999, 8193, 769),
+              (1, 4096, 4095), (7, 1000, 513), (1785, 131, 77)]
 
 
 @pytest.mark.parametrize("dtype", list(DTYPES), ids=["f16", "bf16"])

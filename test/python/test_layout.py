@@ -305,7 +305,7 @@ def test_error_messages(build, words):
 
 
 MODULES = ["", ".errors", ".axes", ".swizzle", ".builders", ".tile_layout", ".algebra", ".mma", ".text",
-           ".instructions"]
+           ".instructions", ".plot"]
 
 
 @pytest.mark.parametrize("submodule", MODULES)

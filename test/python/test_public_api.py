@@ -8,7 +8,7 @@ import pytest
 
 import tilemlir
 
-PUBLIC = ("compile", "interpret", "autotune", "torch_op")
+PUBLIC = ("compile", "interpret", "autotune", "torch_op", "check_banks")
 
 
 @pytest.mark.parametrize("name", PUBLIC)

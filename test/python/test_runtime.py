@@ -68,7 +68,7 @@ class _FakeDevice:
     def copy_back_and_free(self, array, address):
         array[...] = np.frombuffer(bytes(self.memory.pop(address)), array.dtype).reshape(array.shape)
 
-    def launch(self, grid, stream, addresses, scalars, device):
+    def launch(self, grid, stream, addresses, scalars, device, *rest):
         for i, address in addresses.items():
             if self.kernel.signature.params[i].name in self.writes:
                 self.memory[address] = bytearray((b + 1) % 256 for b in self.memory[address])

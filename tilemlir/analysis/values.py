@@ -88,7 +88,10 @@ class ValueAnalysis:
                 rule = RULES.get(parent.name, DEFAULT) if parent is not None else DEFAULT
                 result = getattr(rule, f"argument_{fact}")(v, owner, self)
             else:
-                result = getattr(RULES.get(owner.name, DEFAULT), fact)(owner, self)
+                rule = RULES.get(owner.name, DEFAULT)
+                of_result = getattr(rule, f"result_{fact}", None)     # ops of several results
+                result = of_result(v, owner, self) if of_result is not None \
+                    else getattr(rule, fact)(owner, self)
         finally:
             self._depth -= 1
         self._memo[key] = result
@@ -329,16 +332,53 @@ class BarrierOr(Rule):
 
 class ForLoop(Rule):
     """scf.for: its body's arguments vary no finer than the bounds, and the induction variable
-    is a multiple of what both the lower bound and the step are multiples of."""
+    is a multiple of what both the lower bound and the step are multiples of. A loop-carried
+    value is a multiple of what its initial value and every value the body yields for it are
+    (a persistent kernel's tile origin carried to the next tile's epilogue, say)."""
 
     def argument_granularity(self, v, block, a):
         return min([a.granularity(o) for o in block.owner.operands[:3]] + [UNIFORM])
 
     def argument_multiple(self, v, block, a):
-        if v != block.arguments[0]:
-            return 1
-        lower, step = block.owner.operands[0], block.owner.operands[2]
-        return math.gcd(a.multiple(lower), a.multiple(step))
+        loop = block.owner
+        if v == block.arguments[0]:
+            lower, step = loop.operands[0], loop.operands[2]
+            return math.gcd(a.multiple(lower), a.multiple(step))
+        index = list(block.arguments).index(v) - 1
+        init = loop.operands[3 + index]
+        yielded = list(block.operations)[-1].operands[index]
+        # Optimistic: assume the initial value's multiple while the yield is evaluated (it may
+        # read v), then narrow until it holds for both; a few rounds settle (gcd only shrinks).
+        key = ("multiple", v)
+        guess = a.multiple(init)
+        for _ in range(4):
+            known = set(a._memo)
+            a._memo[key] = guess
+            narrowed = math.gcd(guess, a.multiple(yielded))
+            if narrowed == guess:
+                return guess
+            guess = narrowed
+            for stale in set(a._memo) - known:      # facts computed from the old guess
+                del a._memo[stale]
+        return 1
+
+    def result_multiple(self, v, op, a):
+        """A result is the last value carried through the loop (or its initial value)."""
+        index = list(op.results).index(v)
+        return a.multiple(op.regions[0].blocks[0].arguments[index + 1])
+
+
+class IfElse(Rule):
+    """scf.if: a result is a multiple of what the value each branch yields for it is."""
+
+    def result_multiple(self, v, op, a):
+        index = list(op.results).index(v)
+        total = 0
+        for region in op.regions:
+            if len(region.blocks):
+                total = math.gcd(total, a.multiple(list(region.blocks[0].operations)[-1]
+                                                   .operands[index]))
+        return total if total else 1
 
 
 def _gcd(op, a):
@@ -387,6 +427,7 @@ RULES: dict[str, Rule] = {
     "arith.trunci": Cast(keeps_multiple=False),
     "arith.select": Select(),
     "scf.for": ForLoop(),
+    "scf.if": IfElse(),
     "tile.barrier_or": BarrierOr(),
     "llvm.call_intrinsic": BarrierOr(),
 }

@@ -392,9 +392,16 @@ def _check_cluster(func: ir.Operation, target: Target, problems: "_Problems") ->
     if not target.has_hardware_for("clusters"):
         problems.add(func, f"the kernel runs in clusters of {cluster}: thread-block clusters "
                            f"need sm_90 or newer, the target is {target.chip}")
+    # A grid extent known only at launch (tile.grid_exprs) is the kernel's to make whole
+    # clusters of; tile.grid holds a placeholder there.
+    exprs = [ir.StringAttr(a).value
+             for a in ir.ArrayAttr(func.attributes[kernel_abi.GRID_EXPRS])] \
+        if kernel_abi.GRID_EXPRS in func.attributes else []
+    at_launch = [bool(e) for e in exprs] + [False] * (3 - len(exprs))
     for name in (kernel_abi.GRID, "known_grid_size"):
         grid = _extents(func, name)
-        if grid is not None and any(g % c for g, c in zip(grid, cluster)):
+        if grid is not None and any(g % c for g, c, late in zip(grid, cluster, at_launch)
+                                    if not (late and name == kernel_abi.GRID)):
             problems.add(func, f"{name} {grid} is not made of whole clusters of {cluster}: "
                                f"each grid extent must be a multiple of the cluster's")
     return cluster

@@ -43,6 +43,10 @@ class KernelBuilder:
         self.entry = None
         self.param_names: tuple[str, ...] = ()
         self.grid: list[int] | None = None
+        self.grid_exprs: list = []              # per grid dim: a run-time DimExpr or None
+        self.dims: dict = {}                    # run-time dim -> Scalar (its hidden parameter)
+        self.dim_args: list = []                # (run-time dim, kernel argument index)
+        self.extents: list = []                 # (parameter, leading extent as JSON)
         self.cluster: list[int] | None = None
         self.non_portable_cluster = False
         self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
@@ -74,22 +78,47 @@ class KernelBuilder:
     def finish(self) -> ir.Module:
         if self.pool is not None and not self.pool.committed:
             raise KernelError("the shared-memory pool was never committed (call pool.commit())")
+        grid_exprs = tuple(e.to_json() if e is not None else "" for e in self.grid_exprs)
         declaration = kernel_abi.KernelDeclaration(
             self.param_names, self.block_size(), self.grid_size(),
             tuple(self._cluster_size()) if self.cluster is not None else None,
+            tuple(self.dim_args), tuple(self.extents),
+            grid_exprs + ("",) * (3 - len(grid_exprs)) if any(grid_exprs) else (),
             self.non_portable_cluster)
         with self.context:
             kernel_abi.declare(self.func.operation, declaration)
         return self.module
 
     # ------------------------------------------------------------------ launch shape
-    def set_grid(self, dims: list[int]) -> None:
-        if self.grid is not None and list(dims) != self.grid:
+    def set_grid(self, dims: list[int], dynamic=None) -> None:
+        """The grid; `dynamic`: per dim, a run-time expression (DimExpr) or None, whose dims
+        stand as 1 in `dims`."""
+        dynamic = list(dynamic) if dynamic is not None else [None] * len(dims)
+        if self.grid is not None and (list(dims) != self.grid or dynamic != self.grid_exprs):
             raise KernelError(f"the grid is declared twice: {self.grid} and {list(dims)}")
         if not 1 <= len(dims) <= 3 or any(not isinstance(d, int) or d < 1 for d in dims):
             raise KernelError(f"the grid must be 1 to 3 positive integers, got {list(dims)}")
+        for e in dynamic:
+            if e is not None:
+                for name in sorted(e.names()):
+                    self.dim_value(name)            # every dim of it is known at launch
         self.grid = list(dims)
+        self.grid_exprs = dynamic
         self._check_cluster()
+
+    # ------------------------------------------------------------------ run-time dims
+    def bind_dims(self, values: dict, args: list, extents: list) -> None:
+        """The run-time dims (name -> the Scalar of its hidden parameter), their kernel
+        arguments (name, index) and the parameters whose leading extent is an expression."""
+        self.dims, self.dim_args, self.extents = dict(values), list(args), list(extents)
+
+    def dim_value(self, name: str):
+        value = self.dims.get(name)
+        if value is None:
+            raise KernelError(f"T.dynamic({name!r}) sizes none of the kernel's buffer "
+                              f"parameters, so nothing tells its value when the kernel is "
+                              f"called (make it the leading extent of one)")
+        return value
 
     def set_cluster(self, dims: list[int], non_portable: bool = False) -> None:
         if self.cluster is not None and list(dims) != self.cluster:
@@ -112,7 +141,9 @@ class KernelBuilder:
         clusters) and the portable limit of 8 CTAs (16 with the non-portable opt-in)."""
         cluster = self.cluster + [1] * (3 - len(self.cluster))
         grid = self.grid_size()
-        if grid_known and any(g % c for g, c in zip(grid, cluster)):
+        known = [e is None for e in self.grid_exprs] + [True] * (3 - len(self.grid_exprs))
+        # (a run-time grid extent is the kernel's to make whole clusters of)
+        if grid_known and any(g % c for g, c, k in zip(grid, cluster, known) if k):
             raise KernelError(f"the grid {list(grid)} is not made of whole clusters of "
                               f"{cluster}")
         ctas = cluster[0] * cluster[1] * cluster[2]

@@ -313,7 +313,11 @@ class Interpreter:
         try:
             with b.context, b.at(self._line(fdef), fdef.col_offset):
                 params = self._parameters(fdef)
-                args = b.create_function([t for _, t, _ in params], [n for n, _, _ in params])
+                dims, extents = self._run_time_dims(params, fdef)
+                args = b.create_function([t for _, t, _ in params] + [emit.i32()] * len(dims),
+                                         [n for n, _, _ in params] + dims)
+                b.bind_dims({n: Scalar(a) for n, a in zip(dims, args[len(params):])},
+                            [(n, len(params) + i) for i, n in enumerate(dims)], extents)
                 with b.body_insertion_point():
                     for name in self._absent_parameters(fdef):
                         self.scopes[0][name] = None
@@ -383,6 +387,29 @@ class Interpreter:
                 self._fail(arg, f"parameter '{arg.arg}': unsupported annotation {annotation!r}")
         return params
 
+    def _run_time_dims(self, params, fdef) -> tuple[list[str], list[tuple[int, str]]]:
+        """The run-time dims (T.dynamic) that lead a buffer parameter's shape, in order of
+        first use (each becomes a hidden i32 parameter after the declared ones), and the
+        (parameter, leading extent as JSON) of every such buffer. A dim that only appears
+        inside an expression cannot be read off an argument: it must lead some buffer."""
+        named, extents, mentioned = [], [], set()
+        for i, (name, _, annotation) in enumerate(params):
+            leading = getattr(annotation, "leading", None)
+            if leading is None:
+                continue
+            extents.append((i, leading.to_json()))
+            mentioned |= leading.names()
+            if leading.op == "dim" and leading.args[0] not in named:
+                if leading.args[0] in [p for p, _, _ in params]:
+                    self._fail(fdef, f"run-time dim {leading} has the name of a parameter")
+                named.append(leading.args[0])
+        unknown = sorted(mentioned - set(named))
+        if unknown:
+            self._fail(fdef, f"run-time dim(s) {', '.join(unknown)} lead no buffer parameter's "
+                             f"shape, so no argument tells their value (make each the leading "
+                             f"extent of one, e.g. T.Buffer(({unknown[0]}, K), ...))")
+        return named, extents
+
     def _absent_parameters(self, fdef) -> list[str]:
         """Parameters annotated None: not kernel parameters, bound to None in the body. A
         factory uses them for buffers only some of its configurations need, e.g.
@@ -394,8 +421,10 @@ class Interpreter:
         if isinstance(annotation, ScalarType):
             return Scalar(arg)
         from tilemlir.dsl.values import mlir_type
-        t = buffer_type(annotation.shape, mlir_type(annotation.dtype), "global",
-                        row_major(annotation.shape))
+        from tilemlir.ir.kernel_abi import DYNAMIC_EXTENT
+        shape = annotation.shape if annotation.leading is None else \
+            (DYNAMIC_EXTENT,) + tuple(annotation.shape[1:])
+        t = buffer_type(shape, mlir_type(annotation.dtype), "global", row_major(shape))
         return TileBuffer(ir.Operation.create("tile.global", results=[t], operands=[arg]).result)
 
     # ------------------------------------------------------------------ errors

@@ -21,20 +21,42 @@ from tilemlir.layout import TileLayout
 # ---------------------------------------------------------------------------- types
 @dataclass(frozen=True)
 class Buffer:
-    """Annotation of a global-memory kernel parameter: `A: T.Buffer((M, K), "float16")`."""
+    """Annotation of a global-memory kernel parameter: `A: T.Buffer((M, K), "float16")`. The
+    leading extent may be known only at launch: a dim (`M = T.dynamic("M")`) or an expression
+    of dims (tilemlir.dsl.dims); the others are static (they make the row strides)."""
     shape: tuple
     dtype: str
 
     def __init__(self, shape, dtype):
-        object.__setattr__(self, "shape", static_shape(shape, "T.Buffer"))
+        from tilemlir.dsl.dims import DimExpr
+        dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+        if dims and isinstance(dims[0], DimExpr):
+            shape = (dims[0],) + static_shape(dims[1:], "T.Buffer") if len(dims) > 1 \
+                else (dims[0],)
+            if any(isinstance(d, DimExpr) for d in dims[1:]):
+                raise KernelError(f"T.Buffer: a run-time extent may only lead the shape (the "
+                                  f"row strides stay static), got {dims!r}")
+        else:
+            shape = static_shape(shape, "T.Buffer")
+        object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "dtype", str(dtype))
+
+    @property
+    def leading(self):
+        """The leading extent if it is known only at launch (a DimExpr), else None."""
+        from tilemlir.dsl.dims import DimExpr
+        return self.shape[0] if self.shape and isinstance(self.shape[0], DimExpr) else None
 
 
 def static_shape(shape, what: str) -> tuple[int, ...]:
     """`shape` as positive Python ints; a float, a bool or a non-positive extent is an error
     (int() would silently truncate 16.5 to 16, or turn True into 1)."""
+    from tilemlir.dsl.dims import DimExpr
     dims = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     for d in dims:
+        if isinstance(d, DimExpr):
+            raise KernelError(f"{what}: {d} is known only when the kernel runs; only a global "
+                              f"buffer parameter's leading extent may be (T.Buffer((M, K), ...))")
         if isinstance(d, bool) or not hasattr(d, "__index__") or operator.index(d) < 1:
             raise KernelError(f"{what} shape entries are positive integers, got {d!r} in "
                               f"{dims!r}")
@@ -152,14 +174,20 @@ MAX_GRID_DIMS = (2 ** 31 - 1, 65535, 65535)
 
 
 def cta_id(dims):
-    """The CTA coordinates in a grid of `dims` (1 to 3 extents); one value per dimension."""
+    """The CTA coordinates in a grid of `dims` (1 to 3 extents); one value per dimension. An
+    extent may be known only at launch (an expression of run-time dims, e.g.
+    `T.ceildiv(M, 128)`): the runtime evaluates it at each call."""
     from mlir.dialects import gpu
-    dims = _dims(dims, "T.cta_id")
+
+    from tilemlir.dsl.dims import DimExpr
+    given = list(dims) if isinstance(dims, (list, tuple)) else [dims]
+    dynamic = [d if isinstance(d, DimExpr) else None for d in given]
+    dims = _dims([1 if d is not None else d0 for d, d0 in zip(dynamic, given)], "T.cta_id")
     for axis, (extent, limit) in enumerate(zip(dims, MAX_GRID_DIMS)):
         if extent > limit:
             raise KernelError(f"T.cta_id: a grid extent of {extent} along {'xyz'[axis]} exceeds "
                               f"the hardware limit {limit}")
-    current().set_grid(dims)
+    current().set_grid(dims, dynamic)
     ids = [Scalar(gpu.block_id(getattr(gpu.Dimension, "xyz"[i]))) for i in range(len(dims))]
     return ids[0] if len(ids) == 1 else tuple(ids)
 

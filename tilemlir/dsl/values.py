@@ -202,6 +202,8 @@ def coerce(a, b) -> tuple[Scalar, Scalar]:
         swapped = True
     else:
         swapped = False
+    if not isinstance(b, Scalar) and hasattr(b, "device_value"):     # a run-time dim
+        b = b.device_value()
     if not isinstance(b, Scalar):
         if not isinstance(b, (int, float, bool)):
             raise KernelError(f"cannot combine a device value with {type(b).__name__}")
@@ -222,6 +224,8 @@ def coerce(a, b) -> tuple[Scalar, Scalar]:
 
 def as_scalar(v, type_: ir.Type | None = None) -> Scalar:
     """A Scalar from a Scalar or a Python number (index by default)."""
+    if not isinstance(v, Scalar) and hasattr(v, "device_value"):     # a run-time dim
+        v = v.device_value()
     if isinstance(v, Scalar):
         return cast_to(v, type_) if type_ is not None else v
     if isinstance(v, (bool, int, float)):
@@ -235,6 +239,8 @@ def index_of(v) -> int | ir.Value:
         raise KernelError("a boolean is not an index")
     if isinstance(v, int):
         return v
+    if not isinstance(v, Scalar) and hasattr(v, "device_value"):     # a run-time dim
+        v = v.device_value()
     if isinstance(v, Scalar):
         return cast_to(v, ir.IndexType.get()).value
     raise KernelError(f"expected an index, got {type(v).__name__}")

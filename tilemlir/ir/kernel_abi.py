@@ -13,6 +13,16 @@ gives their shape and element type. The gpu.func declares the rest in attributes
                                                  9 to 16 CTAs, which not every GPU runs
     tile.tensor_maps = [{param = 0, arg = 3, box = array<i64: 128, 64>, swizzle = 128}, ...]
                                                  TMA tensor maps dispatch added as parameters
+    tile.dims = [{name = "M", arg = 3}]          run-time dims (T.dynamic): hidden i32
+                                                 parameters the launcher fills in
+    tile.extents = [{param = 0, extent = "[\"dim\",\"M\"]"}]
+                                                 buffers whose leading extent is a run-time
+                                                 expression (JSON, tilemlir.dsl.dims)
+    tile.grid_exprs = ["[\"cdiv\",[\"dim\",\"M\"],128]", "", ""]
+                                                 grid extents known at launch ("": tile.grid's)
+
+A buffer whose leading extent is known only at launch has DYNAMIC_EXTENT there in its type:
+an upper bound that keeps every static check true; what it really is comes from the argument.
 
 Its dynamic shared memory is the end of its furthest `tile.alloc_shared` (shared_memory_bytes).
 A tensor-map record names the user parameter the map describes (`param`), the kernel argument
@@ -43,6 +53,56 @@ NON_PORTABLE_CLUSTER = "tile.cluster_non_portable"
 TENSOR_MAPS = "tile.tensor_maps"
 LOWERED_TENSOR_MAPS = "tile.kernel_abi"     # on the top-level module, after lowering
 TENSOR_MAP_BYTES = 128                      # a CUtensorMap, passed by value
+DIMS = "tile.dims"
+EXTENTS = "tile.extents"
+GRID_EXPRS = "tile.grid_exprs"
+DYNAMIC_EXTENT = 2 ** 31 - 1                # a run-time leading extent's static stand-in
+
+
+# ------------------------------------------------------------------------------ run-time dims
+DIM_OPS = ("add", "sub", "mul", "floordiv", "mod", "cdiv", "min", "max")
+
+
+def apply_dim_op(op: str, a: int, b: int) -> int:
+    """One operation of a run-time extent expression on known values."""
+    if op == "add":
+        return a + b
+    if op == "sub":
+        return a - b
+    if op == "mul":
+        return a * b
+    if op == "floordiv":
+        return a // b
+    if op == "mod":
+        return a % b
+    if op == "cdiv":
+        return -(-a // b)
+    if op == "min":
+        return min(a, b)
+    if op == "max":
+        return max(a, b)
+    raise ValueError(f"unknown run-time extent operation {op!r}")
+
+
+def evaluate_extent(extent: str, values: dict[str, int]) -> int:
+    """A run-time extent (JSON: ["dim", "M"], ["cdiv", ["dim", "M"], 128], an int) for the
+    dims' `values`."""
+    import json
+
+    def value(tree):
+        if isinstance(tree, int) and not isinstance(tree, bool):
+            return tree
+        if tree[0] == "dim":
+            return values[tree[1]]
+        return apply_dim_op(tree[0], value(tree[1]), value(tree[2]))
+    return value(json.loads(extent))
+
+
+def extent_dim(extent: str) -> str | None:
+    """The dim a run-time extent is, if it is a bare dim (read off an argument), else None."""
+    import json
+    tree = json.loads(extent)
+    return tree[1] if isinstance(tree, list) and tree[0] == "dim" else None
 
 
 @dataclass(frozen=True)
@@ -52,6 +112,9 @@ class KernelDeclaration:
     block: tuple[int, int, int] | None              # None: not declared
     grid: tuple[int, int, int] = (1, 1, 1)
     cluster: tuple[int, int, int] | None = None     # None: not launched in clusters
+    dims: tuple[tuple[str, int], ...] = ()          # (run-time dim, its kernel argument)
+    extents: tuple[tuple[int, str], ...] = ()       # (parameter, leading extent as JSON)
+    grid_exprs: tuple[str, ...] = ()                # per grid dim: JSON, or "" (static)
     non_portable_cluster: bool = False              # clusters of more than 8 CTAs allowed
 
     def param_names(self, count: int) -> list[str]:
@@ -95,8 +158,16 @@ def read(func: ir.Operation) -> KernelDeclaration:
     params = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[PARAMS])) \
         if PARAMS in attrs else None
     grid = _ints(attrs[GRID]) if GRID in attrs else (1, 1, 1)
-    return KernelDeclaration(params, block_size(func), grid, cluster_shape(func),
-                             NON_PORTABLE_CLUSTER in attrs)
+    dims = tuple((ir.StringAttr(ir.DictAttr(a)["name"]).value,
+                  ir.IntegerAttr(ir.DictAttr(a)["arg"]).value)
+                 for a in ir.ArrayAttr(attrs[DIMS])) if DIMS in attrs else ()
+    extents = tuple((ir.IntegerAttr(ir.DictAttr(a)["param"]).value,
+                     ir.StringAttr(ir.DictAttr(a)["extent"]).value)
+                    for a in ir.ArrayAttr(attrs[EXTENTS])) if EXTENTS in attrs else ()
+    grid_exprs = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[GRID_EXPRS])) \
+        if GRID_EXPRS in attrs else ()
+    return KernelDeclaration(params, block_size(func), grid, cluster_shape(func), dims,
+                             extents, grid_exprs, NON_PORTABLE_CLUSTER in attrs)
 
 
 def shared_memory_bytes(func: ir.Operation) -> int:
@@ -170,6 +241,15 @@ def declare(func: ir.Operation, declaration: KernelDeclaration) -> None:
         attrs[CLUSTER] = ir.DenseI32ArrayAttr.get(list(d.cluster))
         if d.non_portable_cluster:
             attrs[NON_PORTABLE_CLUSTER] = ir.UnitAttr.get()
+    if d.dims:
+        attrs[DIMS] = ir.ArrayAttr.get([ir.DictAttr.get({"name": ir.StringAttr.get(n),
+                                                         "arg": _i64(a)}) for n, a in d.dims])
+    if d.extents:
+        attrs[EXTENTS] = ir.ArrayAttr.get([ir.DictAttr.get({"param": _i64(p),
+                                                            "extent": ir.StringAttr.get(e)})
+                                           for p, e in d.extents])
+    if any(d.grid_exprs):
+        attrs[GRID_EXPRS] = ir.ArrayAttr.get([ir.StringAttr.get(e) for e in d.grid_exprs])
 
 
 def set_tensor_maps(func: ir.Operation, records: list[TensorMapRecord]) -> None:

@@ -54,6 +54,7 @@ import math
 import threading
 
 from tilemlir.kernels import hgemm_blackwell
+from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
 from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
 from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
 from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule
@@ -121,14 +122,16 @@ TAIL_PARTIAL_COST = 8.0
 # 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
 BALANCED_WAVES = 4
 KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8,
+           "hgemm_decode": hgemm_decode,
            "blackwell_v6": hgemm_blackwell.hgemm_v6, "blackwell_v7": hgemm_blackwell.hgemm_v7,
            "gemm_mma_sync": gemm_mma_sync}
-# What each kernel needs of the target (hgemm_v*: wgmma and TMA on sm_90a; blackwell_v*:
-# tcgen05; gemm_mma_sync: mma.sync and cp.async).
+# What each kernel needs of the target (hgemm_v* and hgemm_decode: wgmma and TMA on sm_90a;
+# blackwell_v*: tcgen05; gemm_mma_sync: mma.sync and cp.async).
 KERNEL_FEATURES = {"hgemm_v6": "wgmma", "hgemm_v7": "wgmma", "hgemm_v8": "wgmma",
-                   "blackwell_v6": "tcgen05", "blackwell_v7": "tcgen05",
+                   "hgemm_decode": "wgmma", "blackwell_v6": "tcgen05", "blackwell_v7": "tcgen05",
                    "gemm_mma_sync": "mma_sync_f16"}
-HOPPER_KERNELS = ("hgemm_v6", "hgemm_v7", "hgemm_v8")
+# M up to this takes hgemm_decode (D^T = B A^T: B's rows fill wgmma's 64-row side).
+DECODE_M = 64
 # The extents every kernel can address: TMA coordinates and loop counters are 32-bit.
 MAX_EXTENT = 2 ** 31 - 1
 
@@ -218,12 +221,41 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     one k-tile per split at least) whose units stay within SPLIT_WAVES waves of SMs, and
     hgemm_v7 likewise for the 128 x 256 tiles, and with TAIL_SPLIT 2, 3 and 4 where its
     pairs leave a partial last wave; hgemm_v8 with SPLIT_K 2 and 4 where its
-    slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave)."""
+    slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave).
+
+    Rows that are not a whole number of 16-byte units rule TMA out where they are: K not a
+    multiple of 8 (A's and B's rows) leaves hgemm_v6 with PRODUCER="cp_async", N not a multiple
+    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct".
+
+    M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
     check_extents("candidate_configs", M, N, K)
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 2:
         raise ShapeError(f"candidate_configs: sms must be an integer of at least 2 (SMs that "
                          f"run the kernels), got {sms!r}")
     k_tiles = math.ceil(K / BK)
+    if M <= DECODE_M:
+        return decode_candidates(M, N, K, sms)
+    configs = [_unaligned(c, K, N) for c in _aligned_candidates(M, N, K, k_tiles, sms)
+               if (K % 8 == 0 or c["KERNEL"] == "hgemm_v6")
+               and (N % 8 == 0 or c["KERNEL"] != "hgemm_v8")]
+    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
+                                          c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
+                                          -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
+                                          c["GROUP_M"] != GROUP_M))
+
+
+def _unaligned(config: dict, K: int, N: int) -> dict:
+    """`config` with cp.async loads where K rules TMA loads out, masked direct stores where N
+    rules TMA stores out (unchanged for aligned shapes)."""
+    config = dict(config)
+    if K % 8:
+        config["PRODUCER"] = "cp_async"
+    if N % 8:
+        config["EPILOGUE"] = "direct"
+    return config
+
+
+def _aligned_candidates(M: int, N: int, K: int, k_tiles: int, sms: int) -> list[dict]:
     configs = []
     for BM, BN in TILES:
         if BM > 64 and BM >= 2 * M or BN > 64 and BN >= 2 * N:
@@ -245,10 +277,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
                     if BN % (2 * SPLIT_K_STEP_N) == 0 and split <= k_tiles
                     and tiles * split <= sms]
-    return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
-                                          c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
-                                          -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
-                                          c["GROUP_M"] != GROUP_M))
+    return configs
 
 
 def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS,
@@ -319,8 +348,11 @@ def _mma_sync_config(M: int, N: int, K: int, target: Target) -> dict:
 
 def check_extents(kernel: str, M, N, K) -> None:
     """ShapeError naming the extent unless M, N and K are positive integers the GEMM kernels
-    can address."""
+    can address (M may be a run-time dim, T.dynamic, whose value the launch checks)."""
+    from tilemlir.dsl.dims import DimExpr
     for name, value in (("M", M), ("N", N), ("K", K)):
+        if name == "M" and isinstance(value, DimExpr):
+            continue
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ShapeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
         if value > MAX_EXTENT:
@@ -339,16 +371,30 @@ def _check_shape(M, N, K, dtype) -> None:
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
 
 
-def split_k_buffers(kernel, device) -> tuple:
+def split_k_buffers(kernel, device, M: int | None = None) -> tuple:
     """The buffers a compiled front-door kernel takes after (A, B, D), as its signature says:
     with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
-    none otherwise."""
+    none otherwise. M: the rows of this call, for a kernel compiled for a run-time M (whose
+    W and C grow with it)."""
+    from tilemlir.ir.kernel_abi import evaluate_extent
     from tilemlir.runtime.cuda import require_torch
     torch = require_torch("hgemm")
     dtypes = {"f32": torch.float32, "i32": torch.int32}
-    return tuple(torch.zeros(p.shape, dtype=dtypes[p.dtype], device=device) if p.name == "C"
-                 else torch.empty(p.shape, dtype=dtypes[p.dtype], device=device)
+
+    def shape(p):
+        if not p.leading:
+            return p.shape
+        return (evaluate_extent(p.leading, {"M": M}),) + tuple(p.shape[1:])
+    return tuple(torch.zeros(shape(p), dtype=dtypes[p.dtype], device=device) if p.name == "C"
+                 else torch.empty(shape(p), dtype=dtypes[p.dtype], device=device)
                  for p in kernel.signature.params[3:])
+
+
+# The kernels hgemm_v6 and v7 are compiled for a run-time M: one compile serves every M of a
+# configuration (the persistent schedule and the grid follow M at each call).
+RUN_TIME_M_KERNELS = ("hgemm_v6", "hgemm_v7", "hgemm_decode")
+_COMPILED: dict = {}            # (N, K, dtype, configuration, target) -> compiled kernel
+_COMPILED_LOCK = threading.Lock()
 
 
 class Gemm:
@@ -372,14 +418,32 @@ class Gemm:
         self._kernel = None
         self._workspaces: dict = {}
         self._lock = threading.Lock()
-        self.factory_kernel = gemm_kernel(M, N, K, dtype, **self.config)   # or ShapeError
+        self.run_time_m = self.config.get("KERNEL", "hgemm_v6") in RUN_TIME_M_KERNELS
+        if self.run_time_m:
+            import tilemlir.lang as T
+            gemm_kernel(M, N, K, dtype, **self.config)       # refuses this M, if it must
+            self.factory_kernel = gemm_kernel(T.dynamic("M"), N, K, dtype, **self.config)
+        else:
+            self.factory_kernel = gemm_kernel(M, N, K, dtype, **self.config)  # or ShapeError
 
     @property
     def kernel(self):
-        """The compiled kernel (compiled at the first use)."""
+        """The compiled kernel (compiled at the first use; with a run-time M, shared by every
+        M of this configuration)."""
         if self._kernel is None:
             import tilemlir
-            self._kernel = tilemlir.compile(self.factory_kernel, target=self.target)
+            if not self.run_time_m:
+                self._kernel = tilemlir.compile(self.factory_kernel, target=self.target)
+                return self._kernel
+            _, N, K = self.shape
+            key = (N, K, self.dtype, tuple(sorted(self.config.items())), self.target)
+            with _COMPILED_LOCK:
+                compiled = _COMPILED.get(key)
+            if compiled is None:
+                compiled = tilemlir.compile(self.factory_kernel, target=self.target)
+                with _COMPILED_LOCK:
+                    compiled = _COMPILED.setdefault(key, compiled)
+            self._kernel = compiled
         return self._kernel
 
     @property
@@ -390,7 +454,8 @@ class Gemm:
         with self._lock:
             spaces = self._workspaces.get(device)
             if spaces is None:
-                spaces = self._workspaces[device] = split_k_buffers(self.kernel, device)
+                spaces = self._workspaces[device] = split_k_buffers(self.kernel, device,
+                                                                    self.shape[0])
             return spaces
 
     def __call__(self, a, b, out=None):

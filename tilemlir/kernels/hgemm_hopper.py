@@ -37,8 +37,9 @@ its mechanism.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair, GemmStages, ShapeError,
-                                    SplitK, TileSchedule, TmaStore, check_epilogue_columns,
+from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair, CpAsyncStages,
+                                    DirectStore, GemmStages, ShapeError, SplitK, TileSchedule,
+                                    TmaStore, check_epilogue_columns,
                                     check_gemm, check_pair, check_ragged_gemm, check_split_columns,
                                     check_splits, check_staging, consumer_regs, split_k_buffers,
                                     tile_origin, warp_specialized)
@@ -225,7 +226,8 @@ def v7_split_buffers_shapes(M, N, BM=128, BN=256, SMS=132, SPLIT_K=1, TAIL_SPLIT
 
 
 def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, SMS=132,
-             EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, SPLIT_K=1):
+             EPI_N=128, PRODUCER_REGS=None, CONSUMER_REGS=None, SPLIT_K=1, PRODUCER="tma",
+             EPILOGUE="tma"):
     """Persistent: one CTA per SM walks the output tiles (grouped order, stride = CTAs); the
     producer runs ahead into the next tile while the consumers write the last one back through
     shared memory with TMA stores (clipped at the edges: M and N need not be multiples of the
@@ -239,10 +241,18 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     split order, resets the counter and writes D through the usual epilogue (parts.split_k).
     The kernel then takes (A, B, D, W, C): W float32 of split_k_workspace_shape(...), C int32
     zeros of split_k_counters_shape(...) (tilemlir.kernels.gemm allocates both); launches
-    sharing W and C must be ordered (one stream)."""
-    check_ragged_gemm("hgemm_v6", M, N, K, dtype, BM, BN, BK, STAGES)
+    sharing W and C must be ordered (one stream).
+
+    Rows that are not a whole number of TMA's 16-byte units (16-bit elements): PRODUCER=
+    "cp_async" loads the k-tiles with the producer warpgroup's masked cp.async instead of TMA
+    (any K; parts.CpAsyncStages), EPILOGUE="direct" stores the tiles from registers with
+    masked stores instead of TMA stores (any N; parts.DirectStore)."""
+    check_ragged_gemm("hgemm_v6", M, N, K, dtype, BM, BN, BK, STAGES, PRODUCER, EPILOGUE)
     check_epilogue_columns("hgemm_v6", BN, EPI_N)
-    check_staging("hgemm_v6", BM, BN, BK, STAGES, EPI_N)
+    check_staging("hgemm_v6", BM, BN, BK, STAGES, EPI_N, EPILOGUE)
+    cp_async = PRODUCER == "cp_async"
+    if PRODUCER_REGS is None:           # cp.async producers compute addresses and masks
+        PRODUCER_REGS = 96 if cp_async else 40
     consumers = BM // 64
     CONSUMER_REGS = consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)
@@ -268,9 +278,16 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
-        ring = barriers.ring(STAGES, consumers)
-        stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
-        store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
+        if cp_async:
+            ring = barriers.ring(STAGES, consumers, producers=128)
+            stages = CpAsyncStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, M, N, K)
+        else:
+            ring = barriers.ring(STAGES, consumers)
+            stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
+        if EPILOGUE == "tma":
+            store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
+        else:
+            store = DirectStore(D, M, N, EPI_N)
         pool.commit()
         barriers.init(wg, warp, lane)
 
@@ -304,14 +321,15 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     write_back()
             store.await_staging()           # shared memory lives until the last store read it
 
-        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
+                         whole_warpgroup=cp_async)
 
     return hgemm_v6
 
 
 def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16, SMS=132,
              EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False,
-             SPLIT_K=1, TAIL_SPLIT=1, OVERLAP_EPILOGUE=True):
+             SPLIT_K=1, TAIL_SPLIT=1, OVERLAP_EPILOGUE=True, EPILOGUE="tma"):
     """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
     that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
     B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
@@ -353,11 +371,14 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     next tile's first BN / EPI_N k-tiles each store one EPI_N-column chunk of `out` (stmatrix,
     TMA store) while their MMAs run. Without it the warpgroup stores every chunk before its
     next MMA, and the stages the producer filled meanwhile wait (about 4% of the consumers'
-    time at 4096^3, results/2026-12-01-parity/ncu-source-v7-4096.txt)."""
-    check_ragged_gemm("hgemm_v7", M, N, K, dtype, BM, BN, BK, STAGES)
+    time at 4096^3, results/2026-12-01-parity/ncu-source-v7-4096.txt).
+
+    EPILOGUE="direct" stores from registers with masked stores instead of TMA stores, for a D
+    whose rows are not a whole number of 16-byte units (any N; parts.DirectStore)."""
+    check_ragged_gemm("hgemm_v7", M, N, K, dtype, BM, BN, BK, STAGES, "tma", EPILOGUE)
     check_pair("hgemm_v7", BN, SMS)
     check_epilogue_columns("hgemm_v7", BN, EPI_N)
-    check_staging("hgemm_v7", BM, BN, BK, STAGES, EPI_N)
+    check_staging("hgemm_v7", BM, BN, BK, STAGES, EPI_N, EPILOGUE)
     consumers = BM // 64
     CONSUMER_REGS = consumer_regs("hgemm_v7", consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)
@@ -398,7 +419,10 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         # freed by the consumers of both CTAs
         ring = barriers.ring(STAGES, consumers, peer=pair.peer, handoff=handoff)
         stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, rank=pair.rank)
-        store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
+        if EPILOGUE == "tma":
+            store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
+        else:
+            store = DirectStore(D, M, N, EPI_N)
         pool.commit()
         barriers.init(wg, warp, lane, cluster=True)
 

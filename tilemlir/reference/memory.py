@@ -248,24 +248,30 @@ def _holders(w: Window, group: np.ndarray, axes: dict, shift: dict) -> tuple[np.
                                  f"over threads, but {len(group)} threads execute the op: each "
                                  f"would use its own copy")
         return np.full(shape, group[0]), np.ones(shape, bool)
-    key_of_thread = {}
-    for t in group.tolist():
-        key = tuple(int(THREAD_AXES[a](t)) for a in thread_axes)
-        if key in key_of_thread:
-            raise InterpretError(f"the layout {w.type.layout} names threads by "
-                                 f"{', '.join(thread_axes)} only, which does not tell apart the "
-                                 f"{len(group)} threads executing the op")
-        key_of_thread[key] = t
+    # Each thread's and each element's values on the thread axes, numbered in one mixed radix:
+    # the element's holder is the thread of the same number.
+    thread_keys = np.stack([THREAD_AXES[a](group) for a in thread_axes])
     element_keys = np.stack([np.broadcast_to(axes[a] + shift.get(a, 0) + w.axis_base(a)[group[0]],
-                                             shape) for a in thread_axes],
-                            axis=-1).reshape(-1, len(thread_axes))
-    holder = np.array([key_of_thread.get(tuple(k), -1) for k in element_keys.tolist()])
-    holder = holder.reshape(shape)
+                                             shape).reshape(-1) for a in thread_axes])
+    if element_keys.min(initial=0) < 0:
+        raise InterpretError(f"a register window of {w.type.describe()} names a negative thread")
+    radix = np.maximum(thread_keys.max(axis=1), element_keys.max(axis=1)) + 1
+    thread_codes = np.ravel_multi_index(tuple(thread_keys), radix)
+    if len(np.unique(thread_codes)) != len(group):
+        raise InterpretError(f"the layout {w.type.layout} names threads by "
+                             f"{', '.join(thread_axes)} only, which does not tell apart the "
+                             f"{len(group)} threads executing the op")
+    lookup = np.full(int(np.prod(radix)), -1, np.int64)
+    lookup[thread_codes] = group
+    holder = lookup[np.ravel_multi_index(tuple(element_keys), radix)].reshape(shape)
     return np.where(holder < 0, group[0], holder), holder >= 0
 
 
-def place(w: Window, group: np.ndarray, shift: dict | None = None) -> Placement:
-    """The placement of every element of `w` for the threads `group` (one replica: `shift`)."""
+def place(w: Window, group: np.ndarray, shift: dict | None = None,
+          valid: np.ndarray | None = None) -> Placement:
+    """The placement of every element of `w` for the threads `group` (one replica: `shift`);
+    in memory, only the elements `valid` selects (a masked copy's window may hang past the
+    buffer's edge)."""
     axes = _axes(w.type)
     shift = shift or {}
     shape = w.type.shape
@@ -284,7 +290,8 @@ def place(w: Window, group: np.ndarray, shift: dict | None = None) -> Placement:
         holder, held = _holders(w, group, axes, shift)
         linear = w.base["m"][holder] + axes["m"] + shift.get("m", 0)
     else:
-        holder, held = np.zeros(shape, np.int64), np.ones(shape, bool)
+        holder = np.zeros(shape, np.int64)
+        held = np.ones(shape, bool) if valid is None else np.asarray(valid, bool)
         linear = _uniform(w.base["m"][group], f"the {w.scope} window's offset") + axes["m"] \
             + shift.get("m", 0)
     sw = w.type.layout.swizzle
@@ -300,9 +307,32 @@ def place(w: Window, group: np.ndarray, shift: dict | None = None) -> Placement:
     return Placement(rows, np.where(held, index, 0), held)
 
 
-def gather(w: Window, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def inside_edges(w: Window, group: np.ndarray) -> np.ndarray | None:
+    """For a window of a global buffer: which of its elements lie inside the buffer's edges
+    (a TMA box may hang past them: its loads read zeros there, its stores skip them). None when
+    every element does. The buffer's leading extent is what its storage holds (a run-time
+    extent's type only bounds it)."""
+    if w.scope != "global" or len(w.type.shape) != len(w.root.type.shape):
+        return None
+    root_shape = list(w.root.type.shape)
+    inner = int(np.prod(root_shape[1:], dtype=np.int64))
+    root_shape[0] = w.root.elements // inner if inner else 0
+    start = _uniform(w.base["m"][group], "the global window's offset")
+    coords, rest = [], int(start)
+    for d in range(len(root_shape)):
+        stride = int(np.prod(root_shape[d + 1:], dtype=np.int64))
+        coords.append(rest // stride if d == 0 else rest // stride % root_shape[d])
+        rest = rest % stride if d else rest - coords[0] * stride
+    inside = np.ones(w.type.shape, bool)
+    for index, first, extent in zip(np.indices(w.type.shape), coords, root_shape):
+        inside &= (first + index) < extent
+    return None if inside.all() else inside
+
+
+def gather(w: Window, group: np.ndarray,
+           valid: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(the window's elements as its compute type, the held mask) for the threads `group`."""
-    p = place(w, group)
+    p = place(w, group, valid=valid)
     if w.scope == "tmem":
         cells = w.root.storage.data.view(np.float32 if w.root.elem.name == "f32" else np.uint32)
         return cells[p.rows, p.index].astype(w.root.elem.compute), p.held
@@ -310,12 +340,13 @@ def gather(w: Window, group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return w.root.elem.to_compute(stored), p.held
 
 
-def scatter(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray | None = None) -> None:
+def scatter(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray | None = None,
+            valid: np.ndarray | None = None) -> None:
     """Writes `values` (the window's shape) into the window for the threads `group`: only the
     elements the group holds (and `where` selects), to every replica of each."""
     values = np.broadcast_to(np.asarray(values), w.type.shape)
     for shift in (_replica_shifts(w.type) if w.scope == "local" else [{}]):
-        p = place(w, group, shift)
+        p = place(w, group, shift, valid)
         mask = p.held if where is None else p.held & where
         if w.scope == "tmem":
             if w.root.elem.name != "f32":
@@ -365,16 +396,17 @@ def _private_places(w: Window, group: np.ndarray) -> tuple[np.ndarray, np.ndarra
     return np.broadcast_to(group.reshape(lead), m.shape), m
 
 
-def read(w: Window, group: np.ndarray) -> Tile:
+def read(w: Window, group: np.ndarray, valid: np.ndarray | None = None) -> Tile:
     if _private(w, group):
         rows, index = _private_places(w, group)
         stored = w.root.storage.typed(w.root.elem)[rows, index]
         return Tile(w.root.elem.to_compute(stored), np.ones(w.type.shape, bool))
-    values, held = gather(w, group)
+    values, held = gather(w, group, valid)
     return Tile(values[None], held)
 
 
-def write(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray | None = None) -> None:
+def write(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray | None = None,
+          valid: np.ndarray | None = None) -> None:
     """Writes `values` ([1 or threads, *shape], broadcastable) into the window for the threads
     `group`: each thread's copy of a private register window gets its row, an element of a
     spread-out register window the row of the thread holding it; memory takes the one value
@@ -391,13 +423,13 @@ def write(w: Window, group: np.ndarray, values: np.ndarray, where: np.ndarray | 
         return
     values = np.broadcast_to(values, values.shape[:1] + shape)
     if values.shape[0] == 1:
-        scatter(w, group, values[0], where)
+        scatter(w, group, values[0], where, valid)
         return
     if w.scope != "local":
         if np.any(values != values[:1]):
             raise InterpretError(f"the threads of the scope hold different values for the "
                                  f"{w.scope} tile they all write ({w.type.describe()})")
-        scatter(w, group, values[0], where)
+        scatter(w, group, values[0], where, valid)
         return
     for shift in _replica_shifts(w.type):
         p = place(w, group, shift)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from tilemlir.runtime.signature import Param
+from tilemlir.runtime.signature import Param, leading_text
 
 
 class ArgumentError(TypeError):
@@ -156,13 +156,34 @@ def _checked_dlpack(obj) -> _CheckedCapsule:
     return _CheckedCapsule(capsule, device)
 
 
+class _CudaArrayV3:
+    """An exporter of the CUDA Array Interface before version 3 (torch exports version 2),
+    seen as version 3, which cuda.core's StridedMemoryView requires: version 2 has no stream
+    field, which is what version 3's "stream": None says."""
+
+    def __init__(self, interface: dict):
+        self.__cuda_array_interface__ = dict(interface, version=3, stream=None)
+
+
+def _cai_v3(obj):
+    """`obj`, or its CUDA Array Interface as version 3 where it exports an older one (and no
+    DLPack, which StridedMemoryView would take first)."""
+    if hasattr(obj, "__dlpack__"):
+        return obj
+    interface = getattr(obj, "__cuda_array_interface__", None)
+    if isinstance(interface, dict) and isinstance(interface.get("version"), int) \
+            and interface["version"] < 3:
+        return _CudaArrayV3(interface)
+    return obj
+
+
 def view_tensor(obj) -> DeviceTensor:
     """A CUDA tensor of any framework, through cuda.core's StridedMemoryView (DLPack or the
     CUDA Array Interface), without ordering any stream: the kernel runs on the stream the
     caller names or the framework's current one."""
     if not is_device_tensor(obj):      # pinned host memory, say, is device-accessible too
         raise ArgumentError("not a CUDA tensor")
-    source = _checked_dlpack(obj) if hasattr(obj, "__dlpack__") else obj
+    source = _checked_dlpack(obj) if hasattr(obj, "__dlpack__") else _cai_v3(obj)
     try:
         view = _strided_memory_view()(source, stream_ptr=-1)
     except Exception:
@@ -216,10 +237,62 @@ def is_device_tensor(obj) -> bool:
 def _check_shape(p: Param, shape, dtype, contiguous) -> None:
     if dtype != p.dtype:
         raise ArgumentError(f"argument '{p.name}' must hold {p.dtype}, got {dtype or 'an unsupported dtype'}")
-    if tuple(shape) != tuple(p.shape):
+    if p.leading:                  # a run-time leading extent: checked against the others later
+        if len(shape) != len(p.shape) or tuple(shape[1:]) != tuple(p.shape[1:]) \
+                or not 1 <= shape[0] <= MAX_DIM:
+            raise ArgumentError(f"argument '{p.name}' must have shape "
+                                f"[{leading_text(p.leading)}, {', '.join(map(str, p.shape[1:]))}]"
+                                f" with {leading_text(p.leading)} from 1 to {MAX_DIM}, got "
+                                f"{list(shape)}")
+    elif tuple(shape) != tuple(p.shape):
         raise ArgumentError(f"argument '{p.name}' must have shape {list(p.shape)}, got {list(shape)}")
     if not contiguous:
         raise ArgumentError(f"argument '{p.name}' must be contiguous (row-major)")
+
+
+MAX_DIM = 2 ** 31 - 1            # a run-time dim is an i32 kernel parameter
+
+
+def run_time_dims(sig, shapes: dict[int, tuple]) -> dict[str, int]:
+    """The values of `sig`'s run-time dims, read off the leading extents of the buffers they
+    size (`shapes`: parameter index -> the argument's shape); the buffers whose leading extent
+    is an expression of them must agree. ArgumentError names the arguments that disagree."""
+    from tilemlir.ir.kernel_abi import evaluate_extent, extent_dim
+    values: dict[str, int] = {}
+    where: dict[str, str] = {}
+    for i, p in enumerate(sig.params):
+        if not p.leading or i not in shapes:
+            continue
+        dim = extent_dim(p.leading)
+        if dim is None:
+            continue
+        extent = shapes[i][0]
+        if dim in values and values[dim] != extent:
+            raise ArgumentError(f"argument '{p.name}' has {extent} rows but '{where[dim]}' has "
+                                f"{values[dim]}: both are {dim}")
+        values.setdefault(dim, extent)
+        where.setdefault(dim, p.name)
+    for i, p in enumerate(sig.params):
+        if p.leading and i in shapes and extent_dim(p.leading) is None:
+            expected = evaluate_extent(p.leading, values)
+            if shapes[i][0] != expected:
+                raise ArgumentError(f"argument '{p.name}' must have {expected} rows "
+                                    f"({leading_text(p.leading)} with "
+                                    f"{', '.join(f'{k}={v}' for k, v in values.items())}), got "
+                                    f"{shapes[i][0]}")
+    return values
+
+
+def launch_grid(sig, values: dict[str, int]) -> tuple[int, int, int] | None:
+    """The grid for run-time dims `values` (None: the static one)."""
+    if not any(sig.grid_exprs):
+        return None
+    from tilemlir.ir.kernel_abi import evaluate_extent
+    grid = tuple(evaluate_extent(e, values) if e else g for e, g in zip(sig.grid_exprs, sig.grid))
+    if any(g < 1 for g in grid):
+        raise ArgumentError(f"{sig.name}: its grid {list(grid)} for "
+                            f"{', '.join(f'{k}={v}' for k, v in values.items())} is empty")
+    return grid
 
 
 def check_host_array(p: Param, value) -> np.ndarray:

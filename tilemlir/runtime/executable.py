@@ -170,7 +170,8 @@ class Kernel:
         tensor_type, raw_stream = expected[0]
         block = self._block()
         device = -1
-        for value, want, slot in zip(values, expected[1:], block.slots):
+        dims = leading = None       # run-time dims, and parameter -> a run-time leading extent
+        for index, (value, want, slot) in enumerate(zip(values, expected[1:], block.slots)):
             if len(want) == 3:                             # a scalar: (int, lo, hi) or float
                 kind, lo, hi = want
                 if value.__class__ is not kind or (lo is not None and not lo <= value <= hi):
@@ -179,8 +180,21 @@ class Kernel:
                 continue
             dtype, shape = want
             if value.__class__ is not tensor_type or value.dtype is not dtype \
-                    or value.shape != shape or not value.is_cuda or not value.is_contiguous():
+                    or not value.is_cuda or not value.is_contiguous():
                 return False
+            if value.shape != shape:
+                if shape.__class__ is not tuple:        # static: a torch.Size to match
+                    return False
+                dim, trailing = shape                   # a run-time leading extent
+                got = value.shape
+                if got[1:] != trailing or not 0 < got[0] <= argcheck.MAX_DIM:
+                    return False
+                if leading is None:
+                    dims, leading = {}, {}
+                if dim is not None:
+                    if dims.setdefault(dim, got[0]) != got[0]:
+                        return False
+                leading[index] = got[0]
             where = value.get_device()
             if where != device:
                 if device != -1:
@@ -192,8 +206,25 @@ class Kernel:
             slot.value = address
         if device == -1:
             return False
-        self._start(block, None, raw_stream(device), device)
+        grid = None
+        if leading:
+            try:
+                grid = self._set_dims(block, {i: (rows,) for i, rows in leading.items()})
+            except argcheck.ArgumentError:
+                return False                            # the checked path names the problem
+        block.leading = leading
+        self._start(block, grid, raw_stream(device), device)
         return True
+
+    def _set_dims(self, block: "_ArgumentBlock", shapes: dict) -> tuple | None:
+        """The run-time dims into their hidden slots, from the buffers' leading extents
+        (`shapes`: parameter index -> shape); returns the launch grid they give (None: the
+        static one)."""
+        sig = self.signature
+        values = argcheck.run_time_dims(sig, shapes)
+        for slot, name in zip(block.dims, sig.dims):
+            slot.value = values[name]
+        return argcheck.launch_grid(sig, values)
 
     def _block(self) -> "_ArgumentBlock":
         block = getattr(self._local, "block", None)
@@ -219,7 +250,7 @@ class Kernel:
         scalars = {i: argcheck.check_scalar(p, v)
                    for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "scalar"}
         if buffers and all(on_device):
-            addresses, device = {}, None
+            addresses, shapes, device = {}, {}, None
             for i, (p, v) in enumerate(zip(sig.params, values)):
                 if p.kind != "buffer":
                     continue
@@ -228,13 +259,14 @@ class Kernel:
                     raise argcheck.ArgumentError(
                         f"argument '{p.name}' is on cuda:{t.device} but earlier arguments are "
                         f"on cuda:{device}")
-                device, addresses[i] = t.device, t.address
+                device, addresses[i], shapes[i] = t.device, t.address, tuple(t.shape)
             handle = stream_handle(stream) if stream is not None \
                 else current_stream(buffers[0][1], device)
-            self._launch(grid, handle, addresses, scalars, device)
+            self._launch(grid, handle, addresses, scalars, device, shapes)
             return
         arrays = {i: argcheck.check_host_array(p, v)
                   for i, (p, v) in enumerate(zip(sig.params, values)) if p.kind == "buffer"}
+        shapes = {i: tuple(a.shape) for i, a in arrays.items()}
         handle = stream_handle(stream) if stream is not None else LEGACY_DEFAULT_STREAM
         addresses, device = {}, rt.bound_device()      # host arrays go to the runtime's device
         # A read-only array (flags.writeable False, e.g. over an immutable buffer) is never
@@ -243,7 +275,7 @@ class Kernel:
         try:
             for i, array in arrays.items():
                 addresses[i] = rt.copy_to_device(array)
-            self._launch(grid, handle, addresses, scalars, device)
+            self._launch(grid, handle, addresses, scalars, device, shapes)
         finally:
             for i, address in addresses.items():
                 rt.copy_back_and_free(back[i], address)
@@ -255,26 +287,36 @@ class Kernel:
                     f"flags.writeable is False), which was left unchanged: pass a writable "
                     f"array for '{name}' (e.g. a copy: numpy.array(...))")
 
-    def _launch(self, grid, stream: int, addresses: dict, scalars: dict, device: int) -> None:
+    def _launch(self, grid, stream: int, addresses: dict, scalars: dict, device: int,
+                shapes: dict) -> None:
         block = self._block()
         for i, slot in enumerate(block.slots):
             slot.value = addresses[i] if i in addresses else scalars[i]
+        block.leading = {}
+        if self.signature.dims:
+            dims_grid = self._set_dims(block, shapes)
+            grid = grid if grid is not None else dims_grid
+            block.leading = {i: shape[0] for i, shape in shapes.items()
+                             if self.signature.params[i].leading}
         self._start(block, grid, stream, device)
 
     def _start(self, block: "_ArgumentBlock", grid, stream: int, device: int) -> None:
-        """Encodes the tensor maps of this call's addresses, then launches."""
+        """Encodes the tensor maps of this call's addresses (and run-time leading extents,
+        block.leading: parameter -> extent), then launches."""
         sig = self.signature
-        base = len(sig.params)
+        base = len(sig.params) + len(sig.dims)
         for j, record in enumerate(sig.tensor_maps):
             address = block.slots[record.param].value
-            tmap = self._maps.get((record, address))
+            rows = block.leading.get(record.param) if block.leading else None
+            tmap = self._maps.get((record, address, rows))
             if tmap is None:
                 if len(self._maps) > 64:         # tensors come and go: keep the cache small
                     self._maps.clear()
                 p = sig.params[record.param]
-                tmap = rt.encode_tensor_map(address, p.dtype, p.shape, record.box,
+                shape = p.shape if rows is None else (rows,) + tuple(p.shape[1:])
+                tmap = rt.encode_tensor_map(address, p.dtype, shape, record.box,
                                             record.swizzle)
-                self._maps[(record, address)] = tmap
+                self._maps[(record, address, rows)] = tmap
             block.maps[j] = tmap                 # alive until the launch has read it
             block.pointers[base + j] = tmap.address
         launch = self._launchers.get((device, grid))
@@ -295,9 +337,11 @@ class _ArgumentBlock:
     def __init__(self, sig: KernelSignature):
         self.slots = [ctypes.c_void_p() if p.kind == "buffer" else _SCALAR_CTYPES[p.dtype]()
                       for p in sig.params]
+        self.dims = [ctypes.c_int32() for _ in sig.dims]     # run-time dims, hidden
+        self.leading: dict = {}          # this call's run-time leading extents, per parameter
         self.maps: list = [None] * len(sig.tensor_maps)
-        self.pointers = (ctypes.c_void_p * (len(self.slots) + len(self.maps)))(
-            *[ctypes.addressof(slot) for slot in self.slots])
+        self.pointers = (ctypes.c_void_p * (len(self.slots) + len(self.dims) + len(self.maps)))(
+            *[ctypes.addressof(slot) for slot in self.slots + self.dims])
 
 
 def _torch_expectations(sig: KernelSignature):
@@ -318,5 +362,9 @@ def _torch_expectations(sig: KernelSignature):
         dtype = getattr(torch, argcheck.TORCH_DTYPE_NAMES.get(p.dtype, ""), None)
         if not isinstance(dtype, torch.dtype):
             return False
-        expected.append((dtype, torch.Size(p.shape)))
+        if p.leading:      # (the dim it reads, or None for an expression; the other extents)
+            from tilemlir.ir.kernel_abi import extent_dim
+            expected.append((dtype, (extent_dim(p.leading), torch.Size(p.shape[1:]))))
+        else:
+            expected.append((dtype, torch.Size(p.shape)))
     return expected

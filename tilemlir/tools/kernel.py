@@ -4,9 +4,11 @@
     tilemlir-kernel tilemlir.kernels.mma_demo:gemm_16x8x16 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_80})' --emit=ptx
 
 The first argument names a module and either a @T.prim_func function or a factory returning one;
-the integers after it are the factory's arguments, NAME=INTEGER its keyword arguments:
+the integers after it are the factory's arguments, NAME=VALUE its keyword arguments (an
+integer, True / False, or a word taken as a string):
 
     tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3
+    tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 333 444 555 PRODUCER=cp_async
 """
 
 from __future__ import annotations
@@ -26,16 +28,21 @@ from tilemlir.tools import diagnostics
 from tilemlir.tools.pass_pipeline import pass_manager
 
 
-def _factory_arguments(words: list[str]) -> tuple[list[int], dict[str, int]]:
-    """Integers, then NAME=INTEGER keywords."""
+def _factory_arguments(words: list[str]) -> tuple[list[int], dict[str, object]]:
+    """Integers, then NAME=VALUE keywords (an integer, True / False, or a word: a string)."""
     args, kwargs = [], {}
     for word in words:
         name, eq, value = word.rpartition("=") if "=" in word else ("", "", word)
         try:
             number = int(value)
         except ValueError:
-            raise KernelError(f"factory arguments are integers or NAME=INTEGER, got '{word}'") \
-                from None
+            if eq and value in ("True", "False"):
+                number = value == "True"
+            elif eq and value.isidentifier():
+                number = value
+            else:
+                raise KernelError(f"factory arguments are integers or NAME=VALUE (an integer, "
+                                  f"True, False or a word), got '{word}'") from None
         if eq:
             if not name.isidentifier():
                 raise KernelError(f"'{name}' in '{word}' is not a parameter name")
@@ -70,7 +77,7 @@ def run(argv: list[str]) -> int:
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("kernel", help="module:function")
     p.add_argument("args", nargs="*",
-                   help="the factory's integer arguments, then NAME=INTEGER keywords")
+                   help="the factory's integer arguments, then NAME=VALUE keywords")
     p.add_argument("--pass-pipeline", default="")
     p.add_argument("--emit", choices=("mlir", "ptx"), default="mlir")
     p.add_argument("--debuginfo", action="store_true", help="print source locations")

@@ -50,7 +50,8 @@ def _to_ptx_options(options: dict[str, str]) -> PipelineOptions:
     return PipelineOptions(
         _target_option(options) or DEFAULT_TARGET,
         check_opt_level(options.get("opt-level", "3"), "option opt-level of tile-to-ptx"),
-        check_flag(options.get("line-info", "false"), "option line-info of tile-to-ptx"))
+        check_flag(options.get("line-info", "false"), "option line-info of tile-to-ptx"),
+        check_flag(options.get("check-banks", "false"), "option check-banks of tile-to-ptx"))
 
 
 _TARGET_HELP = "target chip (default: the gpu.module's #nvvm.target, else sm_90a)"
@@ -81,6 +82,15 @@ TILE_PASSES = {
         "(wgmma / tcgen05.mma operands, TMA store sources) that generic-proxy writes reach "
         "with no fence.proxy.async between them", {},
         lambda o: pipeline.check_async_proxy_pass()),
+    "tile-check-banks": PassInfo(
+        "tile-check-banks", "on tile IR: warn (on stderr) of every shared-memory access of a "
+        "copy or reduction whose requests take more wavefronts than the ideal (bank "
+        "conflicts), as the variants tile-dispatch chooses would make it",
+        {"chip": _TARGET_HELP, "ptx": _PTX_HELP,
+         "all": "true: a remark for every access without conflicts too (default false)"},
+        lambda o: pipeline.check_banks_pass(
+            _target_option(o),
+            check_flag(o.get("all", "false"), "option all of tile-check-banks"))),
     "tile-kernel-abi": PassInfo(
         "tile-kernel-abi", "on lowered llvm.func kernels: TMA tensor-map parameters become "
         "64-byte-aligned by-value grid constants", {}, lambda o: pipeline.kernel_abi_pass()),
@@ -92,7 +102,8 @@ TILE_PASSES = {
         {"chip": "target chip (default sm_90a)", "ptx": "PTX ISA version, e.g. 80",
          "opt-level": "LLVM optimisation level for the device code (default 3)",
          "line-info": "true: the PTX carries .file/.loc directives naming the source lines "
-                      "of the ops' locations, for ncu's source view (default false)"},
+                      "of the ops' locations, for ncu's source view (default false)",
+         "check-banks": "true: run tile-check-banks before tile-dispatch (default false)"},
         lambda o: pipeline.tile_to_ptx(_to_ptx_options(o))),
 }
 

@@ -9,9 +9,11 @@ the part's Python-level facts (stage count, tile sizes, buffers):
                release (CTA or 2-CTA cluster form), phases from an iteration counter, the
                producer tail; Barriers: allocation and one-thread initialisation of them all
     mainloop   GemmStages: the A and B k-tiles in the ring's stages, the producer's TMA loads
-               (B multicast across a 2x1 cluster) and the consumers' wgmma k-loop
+               (B multicast across a 2x1 cluster) and the consumers' wgmma k-loop;
+               CpAsyncStages: the same fed by the producer warpgroup's masked cp.async (any K)
     epilogue   TmaStore: registers -> staging buffer (stmatrix) -> TMA store, chunk by chunk,
-               per warpgroup or for the whole CTA, with room for epilogue math in between
+               per warpgroup or for the whole CTA, with room for epilogue math in between;
+               DirectStore: registers -> D with masked stores (any N)
     split_k    SplitK: publish a partial, count it, the last sums the partials in split order
     scheduler  tile_origin (grouped order), Persistent and TileSchedule: persistent work units,
                split-K and last-wave splits, waves and balanced clusters (also read by the
@@ -27,15 +29,15 @@ from tilemlir.kernels.parts.checks import (DTYPES, SHARED_MEMORY_BYTES, ShapeErr
                                            check_ragged_gemm, check_row_stride,
                                            check_split_columns, check_splits, check_staging,
                                            consumer_regs)
-from tilemlir.kernels.parts.epilogue import TmaStore
-from tilemlir.kernels.parts.mainloop import GemmStages
+from tilemlir.kernels.parts.epilogue import DirectStore, TmaStore
+from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages
 from tilemlir.kernels.parts.ring import Barriers, StageRing
 from tilemlir.kernels.parts.roles import ClusterPair, warp_specialized
 from tilemlir.kernels.parts.scheduler import Persistent, TileSchedule, tile_origin
 from tilemlir.kernels.parts.split_k import SPLIT_K_STEP_N, SplitK, split_k_buffers
 
 __all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SPLIT_K_STEP_N", "Barriers", "ClusterPair",
-           "GemmStages", "Persistent", "ShapeError", "SplitK", "StageRing", "TileSchedule",
+           "CpAsyncStages", "DirectStore", "GemmStages", "Persistent", "ShapeError", "SplitK", "StageRing", "TileSchedule",
            "TmaStore", "check_epilogue_columns", "check_gemm", "check_pair", "check_ragged_gemm",
            "check_row_stride", "check_split_columns", "check_splits", "check_staging",
            "consumer_regs", "split_k_buffers", "tile_origin", "warp_specialized"]

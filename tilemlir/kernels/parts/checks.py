@@ -13,12 +13,16 @@ class ShapeError(ValueError):
     parameter and why."""
 
 
-def check_row_stride(kernel: str, name: str, extent: int) -> None:
+PRODUCERS = ("tma", "cp_async")         # who loads the k-tiles (GemmStages, CpAsyncStages)
+EPILOGUES = ("tma", "direct")           # who stores the tiles (TmaStore, DirectStore)
+
+
+def check_row_stride(kernel: str, name: str, extent: int, instead: str = "") -> None:
     """A row-major operand's row of `extent` 16-bit elements must be a whole number of TMA's
-    16-byte stride units."""
+    16-byte stride units; `instead` names the option that takes any extent."""
     if extent % 8:
         raise ShapeError(f"{kernel}: {name}={extent} must be a multiple of 8 (TMA needs 16-byte "
-                         f"row strides for 16-bit elements)")
+                         f"row strides for 16-bit elements){instead}")
 
 
 def check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
@@ -28,16 +32,22 @@ def check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
         raise ShapeError(f"{kernel}: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
 
 
-def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES) -> None:
+def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma") -> None:
     """A wgmma GEMM of BM x BN tiles (M and N whole tiles) fed by a STAGES-deep ring of BK-deep
-    A and B tiles."""
+    A and B tiles, loaded by TMA (K a whole number of 16-byte units) or by cp.async."""
     if dtype not in DTYPES:
         raise ShapeError(f"{kernel}: dtype must be one of {DTYPES}, got {dtype!r}")
     for name, value, tile in (("M", M, BM), ("N", N, BN)):
         if value % tile:
             raise ShapeError(f"{kernel}: {name}={value} is not a multiple of the tile's {name} "
                              f"extent {tile} (tile {BM}x{BN}x{BK})")
-    check_row_stride(kernel, "K", K)
+    if producer not in PRODUCERS:
+        raise ShapeError(f"{kernel}: PRODUCER must be one of {PRODUCERS}, got {producer!r}")
+    if producer == "tma":
+        check_row_stride(kernel, "K", K, "; PRODUCER='cp_async' loads any K")
+    elif STAGES < 3:
+        raise ShapeError(f"{kernel}: PRODUCER='cp_async' needs STAGES >= 3 (it fills a stage "
+                         f"one k-tile after loading it), got {STAGES}")
     if BM % 64 or not 64 <= BM <= 256:
         raise ShapeError(f"{kernel}: BM={BM} must be 64, 128, 192 or 256 (64 rows per consumer "
                          f"warpgroup)")
@@ -53,16 +63,23 @@ def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES) -> None:
                          f"of shared memory a Hopper CTA can have")
 
 
-def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES) -> None:
-    """check_gemm for a kernel whose TMA stores clip at the edges: M and N need not be whole
-    tiles, but N is a row stride of D."""
-    check_gemm(kernel, BM * -(-M // BM), BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES)
-    check_row_stride(kernel, "N", N)
+def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma",
+                      epilogue: str = "tma") -> None:
+    """check_gemm for a kernel whose stores stop at the edges (TMA stores clip, direct ones are
+    masked): M and N need not be whole tiles; with TMA stores, N is a row stride of D. M may
+    be known only at run time (a DimExpr)."""
+    whole_m = BM if not isinstance(M, int) else BM * -(-M // BM)
+    check_gemm(kernel, whole_m, BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES, producer)
+    if epilogue not in EPILOGUES:
+        raise ShapeError(f"{kernel}: EPILOGUE must be one of {EPILOGUES}, got {epilogue!r}")
+    if epilogue == "tma":
+        check_row_stride(kernel, "N", N, "; EPILOGUE='direct' stores any N")
 
 
-def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N) -> None:
-    """The stages and the epilogue's BM x EPI_N staging buffer fit shared memory."""
-    if BARRIER_BYTES + STAGES * (BM + BN) * BK * 2 + BM * EPI_N * 2 > SHARED_MEMORY_BYTES:
+def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N, epilogue: str = "tma") -> None:
+    """The stages and the TMA epilogue's BM x EPI_N staging buffer fit shared memory."""
+    staging = BM * EPI_N * 2 if epilogue == "tma" else 0
+    if BARRIER_BYTES + STAGES * (BM + BN) * BK * 2 + staging > SHARED_MEMORY_BYTES:
         raise ShapeError(f"{kernel}: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
                          f"the 227 KiB of shared memory a Hopper CTA can have")
 

@@ -7,7 +7,10 @@ one EPI_N-column chunk at a time through a BM x EPI_N staging buffer, for each c
     barrier; registers -> staging (stmatrix); fence.proxy.async (generic writes -> TMA reads);
     barrier; the storing thread issues the TMA store of the chunk and commits it
 
-TMA clips the store at D's edges, so ragged M and N need no guard. Two forms:
+TMA clips the store at D's edges, so ragged M and N need no guard; but its rows must be a whole
+number of 16-byte units. DirectStore, the other epilogue, stores from registers straight to D
+with masked stores instead: any N (and no staging buffer), at the cost of narrower stores. Two
+forms of TmaStore:
   per warpgroup   each consumer warpgroup stages and stores its own 64 rows, synchronising on
                   its own named barrier (id wg, 128 threads);
   whole CTA       (cta_wide=True) the first thread of consumer warpgroup 1 stores all BM rows
@@ -88,6 +91,44 @@ class TmaStore:
         """Chunk c0 of `out` (the tile's values in the output type): once the staging buffer
         is free, published."""
         self.await_staging()
+        self.publish(out, row, m0, n0, c0)
+
+    @T.macro
+    def tile(self, out, row, m0, n0):
+        """Every chunk of `out`, the tile's values in the output type."""
+        for c0 in T.unroll(0, out.shape[1], self.cols):
+            self.chunk(out, row, m0, n0, c0)
+
+
+class DirectStore:
+    """The epilogue without TMA: each thread stores the elements of the tile it holds straight
+    from registers to D, masked at D's edges (Tx.wg.copy with bounds: stores past M or N are
+    skipped). For a D whose rows are not a whole number of 16-byte units (N not a multiple of 8
+    for 16-bit elements), which a TMA store cannot write; the stores are as wide as D's row
+    alignment and the bounds allow (2 bytes each for an odd N). TmaStore's interface, with no
+    staging buffer to wait for."""
+
+    def __init__(self, D, M: int, N: int, EPI_N: int):
+        self.D, self.M, self.N, self.cols = D, M, N, EPI_N
+
+    @T.macro
+    def await_staging(self, then=None):
+        """Nothing to wait for (no staging buffer); `then` must be None."""
+        assert then is None, "DirectStore has no staging buffer for a hook to load into"
+
+    @T.macro
+    def publish(self, out, row, m0, n0, c0):
+        """Stores chunk c0 (columns c0 .. c0 + EPI_N of the tile at (m0, n0)) from `out`, this
+        warpgroup's 64 rows from `row`, the parts inside D only."""
+        cols = self.cols
+        r0 = m0 + row
+        Tx.wg.copy(self.D[r0:r0 + 64, n0 + c0:n0 + c0 + cols],
+                   out[:, c0:c0 + cols] if out.shape[1] > cols else out,
+                   bounds=(self.M - r0, self.N - n0 - c0))
+
+    @T.macro
+    def chunk(self, out, row, m0, n0, c0):
+        """Chunk c0 of `out` (the tile's values in the output type), stored."""
         self.publish(out, row, m0, n0, c0)
 
     @T.macro

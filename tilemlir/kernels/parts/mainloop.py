@@ -112,3 +112,58 @@ class GemmStages:
         T.ptx.wgmma.wait_group(0)
         self.release_previous(it)
         return it
+
+
+class CpAsyncStages(GemmStages):
+    """GemmStages fed without TMA: every thread of the producer warpgroup copies its share of
+    each k-tile with masked cp.async (Tx.wg.copy_async with bounds: zeros past M, N and K), for
+    operands whose rows are not a whole number of TMA's 16-byte units (K not a multiple of 8
+    for 16-bit elements). The consumers are GemmStages' own.
+
+    A cp.async completes in the thread that issued it, so the stage's full barrier counts the
+    128 producer threads (Barriers.ring(..., producers=128)): each waits for its copies of a
+    k-tile one k-tile later (wait_group 1, so that two k-tiles' copies are in flight), fences
+    them for the async proxy and arrives (StageRing.fill_stage). That lag needs STAGES >= 3: the
+    stage the producer waits to refill is freed by the consumers' k-step two k-tiles back."""
+
+    def __init__(self, pool, ring, A, B, dtype: str, BM: int, BN: int, BK: int, warp, lane,
+                 M: int, N: int, K: int):
+        super().__init__(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
+        self.M, self.N, self.K = M, N, K
+
+    @T.macro
+    def load(self, s, kt, m0, nb):
+        """This thread's share of k-tile kt of A's rows m0.. and B's rows nb.. into stage s."""
+        BM, BN, BK = self.BM, self.BN, self.BK
+        k0 = kt * BK
+        Tx.wg.copy_async(self.As[s * BM:s * BM + BM, :], self.A[m0:m0 + BM, k0:k0 + BK],
+                         bounds=(self.M - m0, self.K - k0))
+        Tx.wg.copy_async(self.Bs[s * BN:s * BN + BN, :], self.B[nb:nb + BN, k0:k0 + BK],
+                         bounds=(self.N - nb, self.K - k0))
+
+    @T.macro
+    def produce(self, it, m0, n0, k_begin, k_end):
+        """The k-tiles k_begin .. k_end of the tile at (m0, n0), from ring iteration `it`;
+        returns the next iteration. The last one's stage is filled by finish()."""
+        for kt in T.serial(k_begin, k_end):
+            s = self.ring.wait_free(it)
+            self.load(s, kt, m0, n0)
+            T.ptx.cp_async.commit_group()
+            if it > 0:
+                T.ptx.cp_async.wait_group(1)        # iteration it - 1's copies are complete
+                self.ring.fill_stage(it - 1)
+            it += 1
+        return it
+
+    @T.macro
+    def producer(self, schedule, worker, rank=0):
+        """Every thread of the producer warpgroup: every k-tile of every unit `worker` takes
+        from `schedule`, through the ring."""
+        it: T.int32 = 0
+        for u in schedule.walk(worker):
+            t, k_begin, k_end, _ = schedule.unit(u)
+            m0, n0 = schedule.origin(t, rank)
+            it = self.produce(it, m0, n0, k_begin, k_end)
+        if it > 0:
+            T.ptx.cp_async.wait_group(0)
+            self.ring.fill_stage(it - 1)

@@ -19,6 +19,10 @@ barriers: what it orders is wgmma's reads of the stage, completed by wait_group 
 arrive, not writes the peer must see) or "cluster" (release / acquire at cluster scope; ptxas
 then puts a MEMBAR.GPU before each such arrive).
 
+Producer-warpgroup form (producers=128): a producer without TMA (cp.async, whose copies
+complete in the issuing threads) has every thread of its warpgroup arrive on `full` once its
+own copies into the stage are complete and fenced for the async proxy (fill_stage).
+
 `producer_tail` is CUTLASS's PipelineTmaAsync.producer_tail: the producer waits out the
 consumers' last releases before it exits. The kernels here end with a cluster_sync where a
 peer may still arrive (which covers it), so none calls it.
@@ -34,13 +38,16 @@ class StageRing:
     Barriers.ring / Barriers.rings, which allocate and initialise them."""
 
     def __init__(self, full, empty, stages: int, consumers: int, peer=None,
-                 handoff: str = "cta"):
+                 handoff: str = "cta", producers: int = 1):
         self.full, self.empty = full, empty
         self.stages = stages
         self.peer = peer
         self.handoff = handoff
         # arrivals that free a stage: each consumer's, and in the cluster form the peer's too
         self.arrivals = consumers if peer is None else 2 * consumers
+        # arrivals that fill one: the TMA issuer's (its loads' bytes complete the phase), or
+        # each thread of a producer warpgroup's (fill_stage)
+        self.producers = producers
 
     # Stage and phase of iteration `it` (no arithmetic for a one-stage ring).
     def stage(self, it):
@@ -65,6 +72,23 @@ class StageRing:
         T.ptx.mbarrier.try_wait(self.empty.ptr_to([s]), self.free_phase(it), scope=self.handoff)
         T.ptx.mbarrier.arrive_expect_tx(self.full.ptr_to([s]), nbytes)
         return s
+
+    @T.macro
+    def wait_free(self, it):
+        """Producer (every thread of a producer warpgroup): waits until iteration it's stage is
+        free; returns the stage."""
+        s = self.stage(it)
+        T.ptx.mbarrier.try_wait(self.empty.ptr_to([s]), self.free_phase(it), scope=self.handoff)
+        return s
+
+    @T.macro
+    def fill_stage(self, it):
+        """Producer warpgroup, once this thread's cp.async copies of iteration it are complete
+        (cp_async wait_group): its generic-proxy writes are fenced for the consumers' wgmma
+        (async proxy) and it arrives on the stage's full barrier; the consumers' wait passes
+        when every producer thread has arrived."""
+        T.ptx.fence.proxy_async("shared::cta")
+        T.ptx.mbarrier.arrive(self.full.ptr_to([self.stage(it)]))
 
     @T.macro
     def acquire_stage(self, s, phase, nbytes):
@@ -111,19 +135,21 @@ class Barriers:
         return self.pool.alloc((count,), "uint64", align=8)
 
     def rings(self, n: int, stages: int, consumers: int, peer=None,
-              handoff: str = "cta") -> list[StageRing]:
+              handoff: str = "cta", producers: int = 1) -> list[StageRing]:
         """n rings that share their stage count and are filled and drained in step (K and V):
         every ring's full barriers, then every ring's empty barriers."""
         fulls = [self._alloc(stages) for _ in range(n)]
         empties = [self._alloc(stages) for _ in range(n)]
-        rings = [StageRing(f, e, stages, consumers, peer, handoff) for f, e in zip(fulls, empties)]
+        rings = [StageRing(f, e, stages, consumers, peer, handoff, producers)
+                 for f, e in zip(fulls, empties)]
         self._groups.append((_init_rings, rings))
         return rings
 
-    def ring(self, stages: int, consumers: int, peer=None, handoff: str = "cta") -> StageRing:
+    def ring(self, stages: int, consumers: int, peer=None, handoff: str = "cta",
+             producers: int = 1) -> StageRing:
         """A StageRing of `stages` stages freed by `consumers` warpgroups (and, with `peer`,
-        by the peer CTA's)."""
-        return self.rings(1, stages, consumers, peer, handoff)[0]
+        by the peer CTA's), filled by one TMA issuer or `producers` threads (fill_stage)."""
+        return self.rings(1, stages, consumers, peer, handoff, producers)[0]
 
     def alloc(self, count: int, arrivals: int = 1):
         """`count` more mbarriers, each completing a phase after `arrivals` arrivals."""
@@ -151,7 +177,7 @@ class Barriers:
 def _init_rings(rings):
     for s in T.unroll(rings[0].stages):
         for ring in rings:
-            T.ptx.mbarrier.init(ring.full.ptr_to([s]), 1)
+            T.ptx.mbarrier.init(ring.full.ptr_to([s]), ring.producers)
         for ring in rings:
             T.ptx.mbarrier.init(ring.empty.ptr_to([s]), ring.arrivals)
 

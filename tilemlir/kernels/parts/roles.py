@@ -12,12 +12,16 @@ import tilemlir.lang as T
 
 
 @T.macro
-def warp_specialized(wg, warp, producer_regs, consumer_regs, producer, consumer):
-    """Runs the hook `producer` in the producer thread and `consumer` in every thread of
-    warpgroups 1 and up (hooks: functions defined in the kernel, run in its frame)."""
+def warp_specialized(wg, warp, producer_regs, consumer_regs, producer, consumer,
+                     whole_warpgroup=False):
+    """Runs the hook `producer` in the producer thread (with whole_warpgroup, in every thread
+    of warpgroup 0: a cp.async producer) and `consumer` in every thread of warpgroups 1 and up
+    (hooks: functions defined in the kernel, run in its frame)."""
     if wg == 0:
         T.ptx.setmaxnreg(producer_regs, increase=False)
-        if warp == 0:
+        if whole_warpgroup:
+            producer()
+        elif warp == 0:
             if T.ptx.elect_sync():
                 producer()
     else:

@@ -5,7 +5,12 @@ A persistent kernel launches at most one worker (a CTA, or a cluster of 2) per S
 lets each walk the work units, taking every `workers`-th: the kernel then lasts about `waves`
 unit times. The units are output tiles (or pairs of vertically adjacent tiles, for 2x1
 clusters), visited in grouped order so that the CTAs at work at once share A and B in L2; with
-split-K a tile is several units, each a contiguous run of its k-tiles:
+split-K a tile is several units, each a contiguous run of its k-tiles.
+
+M may be known only at run time (`T.dynamic("M")`): the tile rows, the units and the grid are
+then expressions the runtime evaluates at each call, and the last group of tile rows may be
+shorter than group_m (Triton's grouped order), where a static M takes the largest group size
+dividing the tile rows. With split-K:
 
     split_k    every tile is split_k units (for shapes with fewer tiles than SMs)
     tail_split the tiles of the whole waves run as one unit each, those of the partial last
@@ -30,6 +35,19 @@ def tile_origin(t, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int):
     return m0, n0
 
 
+def ragged_tile_origin(t, tiles_m, tiles_n: int, group_m: int, BM: int, BN: int):
+    """tile_origin for tile rows known only at run time: groups of group_m tile rows, the last
+    one of the rows that are left."""
+    first = t // (group_m * tiles_n) * group_m
+    rows = T.min(tiles_m - first, group_m)
+    in_group = t % (group_m * tiles_n)
+    return (first + in_group % rows) * BM, in_group // rows * BN
+
+
+def _ceil_div(a, b):
+    return T.ceildiv(a, b) if isinstance(a, T.DimExpr) else math.ceil(a / b)
+
+
 class Persistent:
     """`units` work units over at most sms // cluster workers (CTAs, or clusters of `cluster`
     CTAs), each taking every `workers`-th unit from its own index."""
@@ -38,7 +56,8 @@ class Persistent:
         self.units = units
         self.cluster = cluster
         self.capacity = sms // cluster                # the workers that fit at once
-        self.workers = min(self.capacity, units)
+        self.workers = T.min(self.capacity, units) if isinstance(units, T.DimExpr) \
+            else min(self.capacity, units)
         self.ctas = self.workers * cluster            # the grid
 
     @property
@@ -66,11 +85,13 @@ class TileSchedule(Persistent):
     def __init__(self, M: int, N: int, BM: int, BN: int, *, sms: int, k_tiles: int = 1,
                  group_m: int = 8, split_k: int = 1, tail_split: int = 1, pairs: bool = False):
         self.BM, self.BN, self.k_tiles = BM, BN, k_tiles
-        self.tiles_m, self.tiles_n = math.ceil(M / BM), math.ceil(N / BN)
+        self.tiles_m, self.tiles_n = _ceil_div(M, BM), math.ceil(N / BN)
         self.pairs = pairs
-        self.rows = math.ceil(self.tiles_m / 2) if pairs else self.tiles_m
+        self.rows = _ceil_div(self.tiles_m, 2) if pairs else self.tiles_m
         self.items = self.rows * self.tiles_n           # tiles, or pairs of tiles
-        self.group_m = math.gcd(max(1, group_m // 2) if pairs else group_m, self.rows)
+        group = max(1, group_m // 2) if pairs else group_m
+        self.ragged = isinstance(self.rows, T.DimExpr)  # M known only at run time
+        self.group_m = group if self.ragged else math.gcd(group, self.rows)
         capacity = sms // 2 if pairs else sms
         self.tail = tail_split > 1
         if self.tail:                                   # the whole waves' items run whole
@@ -79,8 +100,9 @@ class TileSchedule(Persistent):
             self.whole, self.splits = 0, split_k
         else:
             self.whole, self.splits = self.items, 1
-        super().__init__(self.whole + (self.items - self.whole) * self.splits, sms,
-                         2 if pairs else 1)
+        units = self.whole + (self.items - self.whole) * self.splits if self.tail \
+            else self.items * self.splits
+        super().__init__(units, sms, 2 if pairs else 1)
 
     @property
     def whole_waves(self) -> int:
@@ -126,8 +148,8 @@ class TileSchedule(Persistent):
     @T.macro
     def origin(self, t, rank=0):
         """(m0, n0) of item t's tile; with pairs, of the pair's tile of cluster rank `rank`."""
+        origin = ragged_tile_origin if self.ragged else tile_origin
         if self.pairs:
-            m_pair, n0 = tile_origin(t, self.rows, self.tiles_n, self.group_m, 2 * self.BM,
-                                     self.BN)
+            m_pair, n0 = origin(t, self.rows, self.tiles_n, self.group_m, 2 * self.BM, self.BN)
             return m_pair + rank * self.BM, n0
-        return tile_origin(t, self.rows, self.tiles_n, self.group_m, self.BM, self.BN)
+        return origin(t, self.rows, self.tiles_n, self.group_m, self.BM, self.BN)

@@ -42,7 +42,7 @@ from tilemlir.analysis import alignment
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import accesses, addresses
+from tilemlir.lowering import accesses, addresses, banks
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.predicates import (full_active_lanes, no_replica,
                                                same_shape_and_type, target_supports)
@@ -228,7 +228,10 @@ def plan(ctx, registers: str, memory: str) -> MatrixPlan:
     matrices = _matrices(reg_ref.type, windows.static_offsets(mem_ref), table,
                          registers.upper())
     instructions = _instructions(matrices, nthreads)
-    access = accesses.plan_accesses(mem_ref, [i.thread_rows(nthreads) for i in instructions])
+    rows = [i.thread_rows(nthreads) for i in instructions]
+    access = accesses.plan_accesses(mem_ref, rows)
+    banks.note(mem_ref, rows, ROW, write=memory == "dst",
+               matrices=[i.count for i in instructions])
     return MatrixPlan(nthreads, instructions, access)
 
 

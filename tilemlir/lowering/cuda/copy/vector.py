@@ -52,7 +52,7 @@ from tilemlir.analysis import alignment
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import accesses, addresses
+from tilemlir.lowering import accesses, addresses, banks
 from tilemlir.lowering.cuda import fragments, threads
 from tilemlir.lowering.cuda.copy.registers import (register_and_memory, register_side,
                                                    scope_reaches)
@@ -130,6 +130,7 @@ def plan_registers(ctx, reg_name: str, mem_name: str, max_bytes: int = MAX_BYTES
         runs.append(RegisterRun(slots[i], n))
         i += n
     access = _plan(mem, [pre[:, r.slot] for r in runs])
+    banks.note(mem, [pre[:, r.slot] for r in runs], [r.n for r in runs], write=reg_name == "src")
     return RegisterPlan(nthreads, runs, access)
 
 
@@ -231,8 +232,10 @@ def plan_chunks(ctx, names, nthreads: int, max_bytes: int = MAX_BYTES) -> ChunkP
     starts = [windows.static_offsets(ref).reshape(-1)[::n] for ref in refs]
     count = len(starts[0])
     rounds = [min(nthreads, count - j) for j in range(0, count, nthreads)]
-    access = [_plan(ref, [s[j * nthreads:j * nthreads + r] for j, r in enumerate(rounds)])
-              for ref, s in zip(refs, starts)]
+    rows = [[s[j * nthreads:j * nthreads + r] for j, r in enumerate(rounds)] for s in starts]
+    access = [_plan(ref, ref_rows) for ref, ref_rows in zip(refs, rows)]
+    for ref, ref_rows, name in zip(refs, rows, names):
+        banks.note(ref, ref_rows, n, write=name == "dst")
     return ChunkPlan(n, nthreads, rounds, access, narrowed)
 
 

@@ -54,7 +54,7 @@ from tilemlir.analysis import threads as reach
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
 from tilemlir.layout import LayoutError
-from tilemlir.lowering import accesses, addresses
+from tilemlir.lowering import accesses, addresses, banks
 from tilemlir.lowering.cuda import threads
 from tilemlir.lowering.cuda.predicates import full_active_lanes, no_replica, scope_in
 from tilemlir.lowering.cuda.reduce import rows
@@ -180,9 +180,13 @@ def _plan(ctx, r: rows.Rows):
     read = [_offsets(ref, r.owner[:, i] * r.warps + j)
             for i in range(len(r.dst_slots)) for j in range(r.warps)]
     try:
-        return accesses.plan_accesses(ref, write), accesses.plan_accesses(ref, read)
+        plans = accesses.plan_accesses(ref, write), accesses.plan_accesses(ref, read)
     except LayoutError as err:
         raise Reject(f"scratch addresses: {err}")
+    writers = (np.arange(r.threads) & r.lane_mask) == 0          # a lane per group writes
+    banks.note(ref, write, 1, write=True, active=writers)
+    banks.note(ref, read, 1, write=False)
+    return plans
 
 
 def _barrier(ctx):
