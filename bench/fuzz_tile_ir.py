@@ -60,27 +60,44 @@ JUNK = ("{", "}", "(", ")", "<", ">", "[", "]", ",", ":", "%", "^bb1", '"', "@",
         "-> ()", "\x00", "\u00e9", "// -----")
 EXTENTS = ("0", "1", "2", "3", "4", "8", "16", "32", "-1", "65536")
 # Kernel attributes and their values (the verifier's facts): (pattern, replacement choices).
+BLOCKS = ("32", "64", "128", "256", "1024", "0")
+COUNTS = ("0", "16", "32", "48", "64", "96", "128", "256", "1024", "2048", "-32")
+MASKS = ("0", "1", "3", "4", "15", "255", "-1", "32767")
+ROWS, COLS = ("8", "64", "128", "256", "300", "512"), ("4", "8", "64", "128", "256", "304", "512")
+
+
+def _cluster(rng) -> str:
+    extents = ", ".join(rng.choice(EXTENTS) for _ in range(rng.choice((2, 3, 3, 3, 4))))
+    return f"tile.cluster = array<i32: {extents}>"
+
+
+def _block_and_cluster(rng) -> str:
+    text = (f"known_block_size = array<i32: {rng.choice(BLOCKS)}, 1, 1>, tile.cluster = "
+            f"array<i32: {rng.choice(EXTENTS)}, {rng.choice(('1', '2'))}, 1>")
+    return text + rng.choice(("", ", tile.cluster_non_portable",
+                              ", tile.grid = array<i32: 6, 1, 1>"))
+
+
+def _nvvm_attribute(rng) -> str:
+    return rng.choice((f"nvvm.cluster_dim = array<i32: {rng.choice(EXTENTS)}, 1, 1>",
+                       f"nvvm.reqntid = array<i32: {rng.choice(EXTENTS)}, 1, 1>",
+                       "nvvm.maxntid = array<i32: 128, 1, 1>",
+                       f"nvvm.maxnreg = {rng.choice(('0', '32', '-1'))} : i32"))
+
+
 KERNEL_ATTRS = (
-    (r"tile\.cluster = array<i32: [^>]*>",
-     lambda rng: f"tile.cluster = array<i32: {', '.join(rng.choice(EXTENTS) for _ in range(rng.choice((2, 3, 3, 3, 4))))}>"),
-    (r"known_block_size = array<i32: [^>]*>",
-     lambda rng: f"known_block_size = array<i32: {rng.choice(('32', '64', '128', '256', '1024', '0'))}, 1, 1>, tile.cluster = array<i32: {rng.choice(EXTENTS)}, {rng.choice(('1', '2'))}, 1>"
-                 + rng.choice(("", ", tile.cluster_non_portable", ", tile.grid = array<i32: 6, 1, 1>"))),
-    (r"threads = -?\d+ : i64",
-     lambda rng: f"threads = {rng.choice(('0', '16', '32', '48', '64', '96', '128', '256', '1024', '2048', '-32'))} : i64"),
+    (r"tile\.cluster = array<i32: [^>]*>", _cluster),
+    (r"known_block_size = array<i32: [^>]*>", _block_and_cluster),
+    (r"threads = -?\d+ : i64", lambda rng: f"threads = {rng.choice(COUNTS)} : i64"),
     (r"cta_group = -?\d+ : i(32|64)",
      lambda rng: f"cta_group = {rng.choice(('0', '1', '2', '3', '-1'))} : i64"),
-    (r"arith\.constant -?\d+ : i16",
-     lambda rng: f"arith.constant {rng.choice(('0', '1', '3', '4', '15', '255', '-1', '32767'))} : i16"),
+    (r"arith\.constant -?\d+ : i16", lambda rng: f"arith.constant {rng.choice(MASKS)} : i16"),
     (r"arith\.constant -?\d+ : i32",
      lambda rng: f"arith.constant {rng.choice(('0', '1', '15', '16', '-1', '99'))} : i32"),
     (r"nvvm\.\w+ = array<i32: [^>]*>|nvvm\.(maxnreg|minctasm|cluster_max_blocks) = -?\d+ : i32",
-     lambda rng: rng.choice((f"nvvm.cluster_dim = array<i32: {rng.choice(EXTENTS)}, 1, 1>",
-                             f"nvvm.reqntid = array<i32: {rng.choice(EXTENTS)}, 1, 1>",
-                             "nvvm.maxntid = array<i32: 128, 1, 1>",
-                             f"nvvm.maxnreg = {rng.choice(('0', '32', '-1'))} : i32"))),
+     _nvvm_attribute),
     (r"array<i64: \d+, \d+>",
-     lambda rng: f"array<i64: {rng.choice(('8', '64', '128', '256', '300', '512'))}, {rng.choice(('4', '8', '64', '128', '256', '304', '512'))}>"),
+     lambda rng: f"array<i64: {rng.choice(ROWS)}, {rng.choice(COLS)}>"),
 )
 
 
@@ -188,7 +205,8 @@ def _barrier_kernel(rng) -> str:
     threads = rng.choice((32, 64, 96, 128, 256, 512, 1024))
     barrier = rng.choice(("0", "1", "15", "16", "-1", "True", "tid // 128"))
     count = rng.choice(("32", "48", "64", "128", "256", "1024", "2048", "0", "64.0"))
-    op = rng.choice((f"T.cuda.bar_sync({barrier}, {count})", f"T.cuda.bar_arrive({barrier}, {count})",
+    op = rng.choice((f"T.cuda.bar_sync({barrier}, {count})",
+                     f"T.cuda.bar_arrive({barrier}, {count})",
                      f"ok = T.cuda.bar_or({barrier}, {count}, tid == 0)"))
     return f"""@T.prim_func
 def k(D: T.Buffer(({threads},), "float32")):
@@ -216,7 +234,8 @@ def k(D: T.Buffer((4,), "int32")):
     bar = pool.alloc((1,), "uint64", align=8)
     pool.commit()
     if warp == 0:
-        T.ptx.tcgen05.alloc(T.address_of(addr), n_cols={rng.choice((32, 32, 64, 128, 48, 1024))}, cta_group={alloc_group})
+        T.ptx.tcgen05.alloc(T.address_of(addr), n_cols={rng.choice((32, 32, 64, 128, 48, 1024))},
+                            cta_group={alloc_group})
     T.cuda.cta_sync()
     if warp == 0:
         if T.ptx.elect_sync():
@@ -225,7 +244,8 @@ def k(D: T.Buffer((4,), "int32")):
 
 
 def _tma_kernel(rng) -> str:
-    rows, cols = rng.choice((8, 64, 128, 256, 300, 512)), rng.choice((4, 8, 32, 64, 128, 256, 304, 512))
+    rows = rng.choice((8, 64, 128, 256, 300, 512))
+    cols = rng.choice((4, 8, 32, 64, 128, 256, 304, 512))
     swizzle = rng.choice(("128B", "64B", "32B", "none"))
     g_rows, g_cols = rng.choice((rows, 2 * rows, 1000)), rng.choice((cols, 2 * cols, 100, 1000))
     return f"""LAYOUT = None
