@@ -377,12 +377,19 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
           target: str | None = None) -> Gemm:
     """The GEMM callable for this shape and dtype (the heuristic's configuration unless
     `config` names one), cached per (shape, dtype, configuration, target)."""
+    # The heuristic's choice is remembered with the shape (a call per step of a server asks
+    # again and again: choosing is many times the launch's cost).
+    asked = (M, N, K, dtype, None if config is None else tuple(sorted(config.items())), target)
+    gemm = _GEMMS.get(asked)
+    if gemm is not None:
+        return gemm
     chosen = dict(config) if config is not None else choose_config(M, N, K, dtype)
     key = (M, N, K, dtype, tuple(sorted(chosen.items())), target)
     with _GEMMS_LOCK:
         gemm = _GEMMS.get(key)
         if gemm is None:
             gemm = _GEMMS[key] = Gemm(M, N, K, dtype, chosen, target)
+        _GEMMS[asked] = gemm
     return gemm
 
 
