@@ -498,6 +498,16 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
     """The GEMM callable for this shape and dtype (the heuristic's configuration for the
     target's kernel family unless `config` names one), cached per (shape, dtype,
     configuration, target)."""
+    # The heuristic's choice is remembered with the shape (a call per step of a server asks
+    # again and again: choosing is many times the launch's cost).
+    try:
+        asked = (M, N, K, dtype, None if config is None else tuple(sorted(config.items())),
+                 target)
+        gemm = _GEMMS.get(asked)
+    except (TypeError, AttributeError):     # not hashable, or no dict: the checks below say
+        asked, gemm = None, None
+    if gemm is not None:
+        return gemm
     _check_shape(M, N, K, dtype)
     resolved = _target(target)
     chosen = _check_config(config, resolved) if config is not None else \
@@ -507,6 +517,8 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
         gemm = _GEMMS.get(key)
         if gemm is None:
             gemm = _GEMMS[key] = Gemm(M, N, K, dtype, chosen, target)
+        if asked is not None:
+            _GEMMS[asked] = gemm
     return gemm
 
 
