@@ -531,52 +531,149 @@ _KERNELS_LOCK = threading.Lock()
 _TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16"}
 
 
-def attention_kernel(B, H, S, D, dtype="float16", causal=False, scale=None, target=None,
+def attention_kernel(D, dtype="float16", causal=False, scale=None, group=1, target=None,
                      config=None):
-    """flash_attention(...) compiled (once per shape, dtype, causal, scale, configuration and
-    target); `config`: more keyword arguments of flash_attention (STAGES, PIPELINE, ...)."""
+    """flash_attention(None, None, None, D, ...) compiled, once per head dim, dtype, causal,
+    scale, group, configuration and target: every batch, head count and sequence length runs
+    on it (the kernel takes Sq, Skv and, causal, the diagonal). `config`: more keyword
+    arguments of flash_attention (STAGES, PIPELINE, ...)."""
     config = dict(config or {})
-    key = (B, H, S, D, dtype, bool(causal), scale, target, tuple(sorted(config.items())))
+    key = (D, dtype, bool(causal), scale, group, target, tuple(sorted(config.items())))
     with _KERNELS_LOCK:
         compiled = _KERNELS.get(key)
     if compiled is None:
         import tilemlir
-        compiled = tilemlir.compile(flash_attention(B, H, S, D, dtype, bool(causal), scale,
-                                                    **config), target=target)
+        compiled = tilemlir.compile(flash_attention(None, None, None, D, dtype, bool(causal),
+                                                    scale, group=group, **config),
+                                    target=target)
         with _KERNELS_LOCK:
             compiled = _KERNELS.setdefault(key, compiled)
     return compiled
 
 
-def attention(q, k, v, causal=False, scale=None, out=None, config=None):
-    """softmax(q @ k^T * scale [causal]) @ v for torch CUDA tensors of shape [B, H, S, D]
-    (float16 or bfloat16, contiguous, one shape, dtype and device), like
-    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale).
-    Returns `out` (a new tensor unless given), written on the current stream. `config`: keyword
-    arguments of flash_attention (STAGES, PIPELINE, ...) other than the defaults."""
+def _causal_variant(attn_mask, is_causal):
+    """None (no mask), "upper_left" (torch's is_causal) or "lower_right" (FlashAttention's),
+    from scaled_dot_product_attention's attn_mask and is_causal."""
     from tilemlir.runtime.args import ArgumentError
-    for name, t in (("q", q), ("k", k), ("v", v)) + ((("out", out),) if out is not None else ()):
-        if not hasattr(t, "is_cuda") or not t.is_cuda:
-            raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
-                                f"{type(t).__name__}")
-        if t.dim() != 4:
-            raise ArgumentError(f"attention: {name} must be [B, H, S, D], got shape "
-                                f"{list(t.shape)}")
-        if t.shape != q.shape or t.dtype != q.dtype or t.device != q.device:
-            raise ArgumentError(f"attention: {name} is {list(t.shape)} {t.dtype} on {t.device}, "
-                                f"but q is {list(q.shape)} {q.dtype} on {q.device}")
-        if not t.is_contiguous():
-            raise ArgumentError(f"attention: {name} must be contiguous (call .contiguous())")
-    dtype = _TORCH_NAMES.get(str(q.dtype))
-    if dtype is None:
-        raise ArgumentError(f"attention: q has dtype {q.dtype}; float16 or bfloat16 needed")
-    B, H, S, D = q.shape
+    if not isinstance(is_causal, bool):
+        raise ArgumentError(f"attention: is_causal must be a bool, got "
+                            f"{type(is_causal).__name__}")
+    if attn_mask is None:
+        return "upper_left" if is_causal else None
     try:
-        kernel = attention_kernel(B, H, S, D, dtype, causal, scale, config=config)
-    except (ShapeError, TypeError) as err:
-        raise ArgumentError(str(err)) from None
+        from torch.nn.attention.bias import CausalBias, CausalVariant
+    except ImportError:        # a torch without causal biases: no mask of ours to give
+        CausalBias = CausalVariant = None
+    if CausalBias is None or not isinstance(attn_mask, CausalBias):
+        raise ArgumentError(f"attention: attn_mask must be None or a causal bias "
+                            f"(torch.nn.attention.bias.causal_upper_left / causal_lower_right); "
+                            f"other masks are not supported, got {type(attn_mask).__name__}")
+    if is_causal:
+        raise ArgumentError("attention: attn_mask is a causal bias and is_causal=True: give "
+                            "one of them (as scaled_dot_product_attention requires)")
+    return "lower_right" if attn_mask.variant == CausalVariant.LOWER_RIGHT else "upper_left"
+
+
+def _check_tensor(name, t, dtype=None):
+    from tilemlir.runtime.args import ArgumentError
+    if not (type(t).__module__.startswith("torch") and hasattr(t, "is_cuda")):
+        raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
+                            f"{type(t).__name__}")
+    if t.dim() != 4:
+        raise ArgumentError(f"attention: {name} must be 4-D [batch, heads, positions, head "
+                            f"dim], got shape {list(t.shape)}")
+    if dtype is not None and t.dtype != dtype:
+        raise ArgumentError(f"attention: {name} is {t.dtype} but query is {dtype}")
+    if not t.is_contiguous():
+        raise ArgumentError(f"attention: {name} must be contiguous (call .contiguous())")
+
+
+def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+              enable_gqa=False, *, out=None, config=None):
+    """torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask,
+    dropout_p, is_causal, scale, enable_gqa) for torch CUDA tensors, float16 or bfloat16,
+    contiguous: query [B, H, Sq, D], key and value [B, Hkv, Skv, D], D 64, 96, 128 or 256, H a
+    multiple of Hkv (enable_gqa=True where they differ), any Sq and Skv >= 1.
+
+    is_causal=True is torch's causal mask (query i sees keys up to i, aligned to the start);
+    attn_mask=torch.nn.attention.bias.causal_lower_right(Sq, Skv) aligns it to the end, as
+    FlashAttention (query i sees keys up to i + Skv - Sq; Sq <= Skv), and causal_upper_left is
+    is_causal. Other masks, dropout and a scale <= 0 are refused with ArgumentError naming the
+    parameter. Returns `out` (a new tensor unless given), written on the current stream. One
+    compile per head dim, dtype, causal or not, scale and group size (attention_kernel): a new
+    batch, head count or sequence length compiles nothing. `config`: keyword arguments of
+    flash_attention (STAGES, PIPELINE, ...) other than the defaults."""
+    from tilemlir.runtime.args import ArgumentError
+    variant = _causal_variant(attn_mask, is_causal)
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)) or dropout_p != 0:
+        raise ArgumentError(f"attention: dropout_p={dropout_p!r}: dropout is not supported "
+                            f"(a forward pass without dropout: dropout_p=0.0)")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                              or not 0 < scale < math.inf):
+        raise ArgumentError(f"attention: scale={scale!r} must be None (1 / sqrt(head dim)) or "
+                            f"a positive finite number")
+    if not isinstance(enable_gqa, bool):
+        raise ArgumentError(f"attention: enable_gqa must be a bool, got "
+                            f"{type(enable_gqa).__name__}")
+    _check_tensor("query", query)
+    for name, t in (("key", key), ("value", value)):
+        _check_tensor(name, t, query.dtype)
+    dtype = _TORCH_NAMES.get(str(query.dtype))
+    if dtype is None:
+        raise ArgumentError(f"attention: query has dtype {query.dtype}; float16 or bfloat16 "
+                            f"needed")
+    B, H, Sq, D = query.shape
+    Hkv, Skv = key.shape[1], key.shape[2]
+    if key.shape[0] != B or key.shape[3] != D:
+        raise ArgumentError(f"attention: key {list(key.shape)} must be [B, Hkv, Skv, D] with "
+                            f"query's B={B} and D={D} (query is {list(query.shape)})")
+    if value.shape != key.shape:
+        raise ArgumentError(f"attention: value must have key's shape {list(key.shape)}, got "
+                            f"{list(value.shape)} (a value head dim other than the query's is "
+                            f"not supported)")
+    if D not in HEAD_DIMS:
+        raise ArgumentError(f"attention: query's head dim {D} is not supported: one of "
+                            f"{', '.join(map(str, HEAD_DIMS))}")
+    if Hkv != H and not enable_gqa:
+        raise ArgumentError(f"attention: query has {H} heads and key {Hkv}: pass "
+                            f"enable_gqa=True for grouped-query attention")
+    if Hkv == 0 or H % Hkv:
+        raise ArgumentError(f"attention: enable_gqa needs query's {H} heads to be a multiple of "
+                            f"key's {Hkv}")
+    if attn_mask is not None and (attn_mask.seq_len_q, attn_mask.seq_len_kv) != (Sq, Skv):
+        raise ArgumentError(f"attention: attn_mask is a causal bias for {attn_mask.seq_len_q} "
+                            f"queries and {attn_mask.seq_len_kv} keys, but query has {Sq} and "
+                            f"key {Skv}")
+    if variant == "lower_right" and Sq > Skv:
+        raise ArgumentError(f"attention: attn_mask aligns the causal mask to the end with more "
+                            f"queries ({Sq}) than keys ({Skv}): the first rows would see no key "
+                            f"(torch gives NaN there); not supported")
+    if out is not None:
+        _check_tensor("out", out, query.dtype)
+        if out.shape != query.shape:
+            raise ArgumentError(f"attention: out must have query's shape {list(query.shape)}, "
+                                f"got {list(out.shape)}")
+    for name, t in (("query", query), ("key", key), ("value", value)) + \
+            ((("out", out),) if out is not None else ()):
+        if not t.is_cuda:
+            raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got a tensor "
+                                f"on {t.device}")
+        if t.device != query.device:
+            raise ArgumentError(f"attention: {name} is on {t.device} but query on "
+                                f"{query.device}")
+    if B * H * Sq and not Skv:
+        raise ArgumentError("attention: key has no positions (Skv = 0): there is nothing to "
+                            "attend to")
     if out is None:
         import torch
-        out = torch.empty_like(q)
-    kernel(q.view(-1, D), k.view(-1, D), v.view(-1, D), out.view(-1, D))
+        out = torch.empty_like(query)
+    if not B * H * Sq:
+        return out
+    try:
+        kernel = attention_kernel(D, dtype, variant is not None, scale, H // Hkv, config=config)
+    except (ShapeError, TypeError) as err:
+        raise ArgumentError(f"attention: config: {err}") from None
+    diagonal = () if variant is None else (Skv - Sq if variant == "lower_right" else 0,)
+    kernel(query.view(-1, D), key.view(-1, D), value.view(-1, D), out.view(-1, D), Sq, Skv,
+           *diagonal)
     return out
