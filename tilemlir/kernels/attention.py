@@ -71,6 +71,7 @@ P V still reads the old one; results/2026-12-01-attention/), so the exponentials
 """
 
 import math
+import sys
 import threading
 
 import tilemlir.lang as T
@@ -576,7 +577,8 @@ def _causal_variant(attn_mask, is_causal):
 
 def _check_tensor(name, t, dtype=None):
     from tilemlir.runtime.args import ArgumentError
-    if not (type(t).__module__.startswith("torch") and hasattr(t, "is_cuda")):
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(t, torch.Tensor):
         raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
                             f"{type(t).__name__}")
     if t.dim() != 4:
