@@ -50,6 +50,7 @@ def compiled(*args, **kwargs):
     ((1, 1, 256, 128), dict(STAGES=4), "4 stages of K and V at D=128 need"),
     ((1, 1, 256, 256), dict(STAGES=3), "3 stages of K and V at D=256 need"),
     ((1, 1, 256, 64), dict(STAGES=0), "STAGES=0 must be at least 1"),
+    ((1, 1, 256, 64), dict(BKV=72), "BKV=72 must be a multiple of 16 from 16 to 256"),
     ((1, 1, 256, 64), dict(SMS=0), "SMS=0 must be a positive integer"),
 ])
 def test_refused_with_the_reason(args, kwargs, message):
@@ -113,6 +114,14 @@ def test_run_time_shapes_are_kernel_arguments(causal):
                                                    '["dim","kv_rows"]', '["dim","q_rows"]']
     assert sig.grid_exprs[0] == '["min",["dim","q_rows"],132]'
     assert kernel.n_spills < 40         # item-level scalars only (none in the block loop)
+
+
+@pytest.mark.parametrize("D", [64, 96, 256])
+def test_short_heads_load_without_bank_conflicts(D):
+    # the masked cp.async of a head shorter than a key block, into the swizzled K and V stages
+    report = tilemlir.check_banks(flash_attention(None, None, None, D, causal=True),
+                                  target="sm_90a")
+    assert len(report) == 2 and report.conflicts == 0, str(report)
 
 
 def test_front_door_names_the_bad_argument():

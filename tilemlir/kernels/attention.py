@@ -108,7 +108,7 @@ def _positive(name, value):
         raise ShapeError(f"flash_attention: {name}={value!r} must be a positive integer")
 
 
-def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES):
+def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV):
     if dtype not in _DTYPES:
         raise ShapeError(f"flash_attention: dtype must be one of {_DTYPES}, got {dtype!r}")
     _positive("group", group)
@@ -133,7 +133,10 @@ def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES):
         raise ShapeError(f"flash_attention: head dim D={D!r} must be one of {HEAD_DIMS}")
     if STAGES < 1:
         raise ShapeError(f"flash_attention: STAGES={STAGES} must be at least 1")
-    smem = 1024 + (BQ + 2 * STAGES * key_block(D)) * D * 2
+    if isinstance(BKV, bool) or not isinstance(BKV, int) or BKV % 16 or not 16 <= BKV <= 256:
+        raise ShapeError(f"flash_attention: BKV={BKV!r} must be a multiple of 16 from 16 to "
+                         f"256 (k16 steps of P V, one TMA box)")
+    smem = 1024 + (BQ + 2 * STAGES * BKV) * D * 2
     if smem > SHARED_MEMORY_BYTES:
         raise ShapeError(f"flash_attention: {STAGES} stages of K and V at D={D} need {smem} "
                          f"bytes of shared memory, more than a Hopper CTA's 227 KiB")
@@ -152,7 +155,7 @@ def _item(u, q_blocks, causal: bool):
 
 
 def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_kv=None,
-                    group=1, STAGES=2, PIPELINE=True, PINGPONG=True, SMS=132,
+                    group=1, STAGES=2, BKV=None, PIPELINE=True, PINGPONG=True, SMS=132,
                     PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True):
     """The kernel for q, o of shape [B, H, S, D] and k, v of [B, H / group, S_kv, D]
     (contiguous, given as matrices of rows: (B*H*S) x D and (B*H/group*S_kv) x D).
@@ -162,13 +165,15 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
     `diagonal` (query i sees keys up to i + diagonal: Skv - Sq aligns to the end, as
     FlashAttention, 0 to the start, as torch's is_causal; it must be >= 0). S_kv: keys per
     head (default S). group: query heads per K/V head (GQA). causal with fixed shapes is
-    aligned to the end. scale: the softmax scale (> 0), 1 / sqrt(D) by default. SMS: the
-    persistent grid (132 SMs on the H200), each CTA taking every SMS-th (head, query block)
-    item."""
+    aligned to the end. scale: the softmax scale (> 0), 1 / sqrt(D) by default. BKV: keys
+    per block (default key_block(D)). SMS: the persistent grid (132 SMs on the H200), each CTA
+    taking every SMS-th (head, query block) item."""
     dynamic = (B, H, S) == (None, None, None)
     if not dynamic and S_kv is None:
         S_kv = S
-    _check(B, H, S, D, dtype, causal, S_kv, group, STAGES)
+    if BKV is None:
+        BKV = key_block(D)
+    _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV)
     if isinstance(SMS, bool) or not isinstance(SMS, int) or SMS < 1:
         raise ShapeError(f"flash_attention: SMS={SMS!r} must be a positive integer")
     if scale is None:
@@ -177,11 +182,11 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
             or math.isinf(scale):
         raise ShapeError(f"flash_attention: scale={scale!r} must be a positive finite number")
     c = float(scale) * LOG2E
-    BKV = key_block(D)
     CHUNK, swizzle = _chunk(D)
     chunks = D // CHUNK
     # the shapes before general ones: the kernel exactly as it was for them (ptx_hashes)
-    simple = not dynamic and S == S_kv and S % BKV == 0 and group == 1 and D in (64, 128)
+    simple = not dynamic and S == S_kv and S % BKV == 0 and group == 1 and D in (64, 128) \
+        and BKV == BQ
     if dynamic:
         q_rows, kv_rows = Q_ROWS, KV_ROWS
         grid = None
