@@ -198,7 +198,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
         grid = Persistent(heads * q_blocks, SMS)
     # which general mechanisms the kernel needs (static shapes: only those their shapes need)
     ragged_q = dynamic or S % BQ != 0
-    short_kv = (dynamic and not __import__("os").environ.get("NOSHORT")) or (not dynamic and S_kv < BKV)
+    short_kv = dynamic or S_kv < BKV            # masked cp.async of a head's few keys
     shifted_kv = dynamic or (S_kv > BKV and S_kv % BKV != 0)   # a last block shifted back
     masking = causal or dynamic or S_kv % BKV != 0
     qk_layout = T.mma_shared_layout(dtype, swizzle, (chunks * BQ, CHUNK))
