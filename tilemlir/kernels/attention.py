@@ -217,7 +217,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
         if dynamic:
             ctas = T.min(q_rows, SMS)
             pid = T.cta_id([ctas])
-            q_len, kv_len = Sq, Skv
+            q_len, kv_len = T.max(Sq, 1), T.max(Skv, 1)     # (no division by 0 whatever comes)
             n_heads = q_rows // q_len
             n_q_blocks = T.ceildiv(q_len, BQ)
             n_kv_blocks = T.ceildiv(kv_len, BKV)
