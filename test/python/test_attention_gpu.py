@@ -176,17 +176,18 @@ def test_sweep_matches_sdpa(case):
 
 
 # the run-time kernel's configurations on ragged shapes: fewer CTAs than items (phases carry
-# over), the plain loop, three stages, no ping-pong
-RUN_TIME_CONFIGS = {"few_ctas": dict(SMS=3), "plain": dict(PIPELINE=False, SMS=5),
-                    "3_stages": dict(STAGES=3, SMS=2), "no_pingpong": dict(PINGPONG=False)}
+# over), the plain loop, three stages, no ping-pong, 64-row key blocks
+RUN_TIME_CONFIGS = [("few_ctas", dict(SMS=3), 64, True),
+                    ("plain", dict(PIPELINE=False, SMS=5), 96, False),
+                    ("3_stages", dict(STAGES=3, SMS=2), 64, False),
+                    ("no_pingpong", dict(PINGPONG=False), 96, True),
+                    ("bkv_64", dict(BKV=64, SMS=7), 128, True)]
 
 
-@pytest.mark.parametrize("config", sorted(RUN_TIME_CONFIGS))
-@pytest.mark.parametrize("D", [64, 96])
-@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_run_time_kernel_configurations(config, D, causal):
-    kernel = attention_module.attention_kernel(D, "float16", causal, None, 2,
-                                               config=RUN_TIME_CONFIGS[config])
+@pytest.mark.parametrize("name, config, D, causal", RUN_TIME_CONFIGS,
+                         ids=[c[0] for c in RUN_TIME_CONFIGS])
+def test_run_time_kernel_configurations(name, config, D, causal):
+    kernel = attention_module.attention_kernel(D, "float16", causal, None, 2, config=config)
     for B, H, Sq, Skv in ((2, 4, 300, 700), (1, 2, 77, 77), (3, 2, 1, 129)):
         q = torch.randn(B, H, Sq, D, device="cuda", dtype=torch.float16)
         k, v = (torch.randn(B, H // 2, Skv, D, device="cuda", dtype=torch.float16)
