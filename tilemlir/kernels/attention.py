@@ -423,8 +423,10 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
                     Tx.wg.compare(hidden, key, ">=", past)
                 Tx.wg.select(scores, hidden, NEG_INF, scores)
                 if shifted_kv:
-                    Tx.wg.compare(hidden, key, "<", T.int32(j * BKV - k0))
-                    Tx.wg.select(scores, hidden, NEG_INF, scores)
+                    repeated = T.int32(j * BKV - k0)   # keys the block before had
+                    if repeated > 0:
+                        Tx.wg.compare(hidden, key, "<", repeated)
+                        Tx.wg.select(scores, hidden, NEG_INF, scores)
 
             def online_softmax(j, masked, qb):
                 # m' = max(m, rowmax(S) c); scores = exp2(S c - m'); l = l 2^(m - m') + rowsum
