@@ -50,7 +50,7 @@ Shapes (general: any Sq, Skv >= 1, each head its own):
   diagonal = 0. A query block stops at its last visible key block; the blocks that hold keys
   past some row's diagonal are masked.
 - a ragged key tail stays inside its head: the last key block is loaded shifted back to end
-  at the head's last key (TMA, all 128 rows inside the head), and the keys it repeats from the
+  at the head's last key (TMA, all BKV rows inside the head), and the keys it repeats from the
   block before are masked; a head with fewer keys than a block (Skv < BKV) is loaded by the
   producer warpgroup with masked cp.async (zeros past Skv), so no key or value of the next
   head is ever read. Masking is an iota / compare / select on the scores of the blocks that
@@ -63,9 +63,11 @@ Shapes (general: any Sq, Skv >= 1, each head its own):
 With B, H and S fixed, Sq = Skv a multiple of 128, D 64 or 128 and no grouping, the kernel is
 exactly the one of the shapes it had before these (bench/ptx_hashes.py).
 
-On the H200 (results/2026-12-01-attention/): 0.94x cuDNN's attention (torch's fastest
-backend) over batch 8 x 16 heads x seq 1024-16384, D 64 / 128, causal or not; 1.00-1.03x at
-D 128 without a mask from seq 4096; 1.3-1.8x FlashAttention-2. Measured and not kept:
+On the H200 (results/2026-12-01-attention/, fixed shapes): 0.94x cuDNN's attention (torch's
+fastest backend) over batch 8 x 16 heads x seq 1024-16384, D 64 / 128, causal or not;
+1.00-1.03x at D 128 without a mask from seq 4096; 1.3-1.8x FlashAttention-2 (the general
+shapes and the run-time-shape kernel: bench/attention.py --suite general, --fixed-shapes).
+Measured and not kept:
 exp2 of P in pairs of the input type (ex2.approx.f16x2, half the MUFU work), 10-17% slower at seq 4096 on the H200 (the new P needs a second register tile while
 P V still reads the old one; results/2026-12-01-attention/), so the exponentials stay f32.
 """
