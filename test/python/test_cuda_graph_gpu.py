@@ -49,7 +49,7 @@ def test_a_graph_of_gemm_norms_and_attention_replays_on_new_inputs():
         split(a2, b2, out=d2)
         sm(x, y_sm)
         rn(x, w, y_rn)
-        attention(q, k, v, causal=True, out=o)
+        attention(q, k, v, is_causal=True, out=o)
 
     side = torch.cuda.Stream()
     side.wait_stream(torch.cuda.current_stream())

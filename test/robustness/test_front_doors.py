@@ -156,11 +156,11 @@ case("rms-norm-dtype", NORMS + "rms_norm(64, 1024, 'float32')", "ValueError",
      "rms_norm: dtype must be 'float16' or 'bfloat16', got 'float32'")
 ATTENTION = "from tilemlir.kernels.attention import attention\n"
 case("attention-scale-nan", ATTENTION + "attention(None, None, None, scale=float('nan'))",
-     "ArgumentError", "attention: scale must be None or a finite number (it is compiled into the kernel), got nan")
+     "ArgumentError", "attention: scale=nan must be None (1 / sqrt(head dim)) or a positive finite number")
 case("attention-scale-inf", ATTENTION + "attention(None, None, None, scale=float('inf'))",
-     "ArgumentError", "attention: scale must be None or a finite number")
-case("attention-causal-int", ATTENTION + "attention(None, None, None, causal=1)", "ArgumentError",
-     "attention: causal must be True or False, got 1")
+     "ArgumentError", "attention: scale=inf must be None (1 / sqrt(head dim)) or a positive finite")
+case("attention-causal-int", ATTENTION + "attention(None, None, None, is_causal=1)",
+     "ArgumentError", "attention: is_causal must be a bool, got int")
 case("attention-config-list", ATTENTION + "attention(None, None, None, config=[2])", "ArgumentError",
      "attention: config must be None or a dict of flash_attention's keyword arguments, got [2]")
 
