@@ -229,7 +229,8 @@ class FakeCudaTensor:
      r"cuda:0 needed"),
     (lambda: norms.layer_norm_rows(FakeCudaTensor((2, 4)), FakeCudaTensor((4,)),
                                    FakeCudaTensor((4,)), eps=-1.0),
-     "layer_norm_rows: eps must be a number >= 0, got -1.0"),
+     r"layer_norm_rows: eps must be a finite number >= 0 \(it is compiled into the kernel\), "
+     r"got -1.0"),
     (lambda: norms.layer_norm_rows(FakeCudaTensor((2, 4)), FakeCudaTensor((4,),
                                                                           device="cuda:1")),
      r"layer_norm_rows: weight is \[4\] torch.float16 on cuda:1"),
@@ -243,9 +244,10 @@ def test_factories_refuse_bad_arguments():
     with pytest.raises(ValueError, match="layer_norm: dtype must be 'float16' or 'bfloat16', "
                                          "got 'float32'"):
         norms.layer_norm(M, 64, "float32")
-    with pytest.raises(ValueError, match="softmax: N=0: the row length must be a positive "
-                                         "integer"):
+    with pytest.raises(ValueError, match="softmax: N must be a positive integer, got 0"):
         norms.softmax(M, 0)
+    with pytest.raises(ValueError, match="layer_norm: eps must be a finite number >= 0"):
+        norms.layer_norm(M, 64, eps=float("nan"))
     with pytest.raises(ValueError, match="per_thread=48 must be 8, 16, 32, 64 or 128"):
         norms.rms_norm(M, 4096, per_thread=48)
     with pytest.raises(ValueError, match="op must be one of softmax, rms_norm, layer_norm"):

@@ -35,6 +35,7 @@ Front doors for torch tensors [..., N]: softmax_rows, rms_norm_rows, layer_norm_
 compile per (op, N, dtype, eps) through row_kernel, for every M).
 """
 
+import math
 import threading
 from dataclasses import dataclass
 
@@ -177,11 +178,29 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
     return RowPlan(N, vector, 32, warps, 1, -(-accesses // (warps * 32)))
 
 
-def _check(op: str, N, dtype: str) -> None:
-    if dtype not in DTYPES:
-        raise ValueError(f"{op}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+MAX_ROWS = 2 ** 31 - 1      # a kernel's rows are counted in 32 bits (its run-time M, its grid)
+
+
+def _check(kernel: str, M, N, dtype: str) -> None:
+    """ValueError naming the argument unless M is a positive integer up to MAX_ROWS or a
+    run-time dim, N a positive integer and dtype a 16-bit float."""
+    if not isinstance(M, T.DimExpr):
+        if isinstance(M, bool) or not isinstance(M, int) or M < 1:
+            raise ValueError(f"{kernel}: M must be a positive integer, got {M!r}")
+        if M > MAX_ROWS:
+            raise ValueError(f"{kernel}: M={M} rows exceed {MAX_ROWS}, the rows a kernel can "
+                             f"take (a 32-bit count)")
     if isinstance(N, bool) or not isinstance(N, int) or N < 1:
-        raise ValueError(f"{op}: N={N!r}: the row length must be a positive integer")
+        raise ValueError(f"{kernel}: N must be a positive integer, got {N!r}")
+    if dtype not in DTYPES:
+        raise ValueError(f"{kernel}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+
+
+def _check_eps(kernel: str, eps) -> None:
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) \
+            or eps < 0:
+        raise ValueError(f"{kernel}: eps must be a finite number >= 0 (it is compiled into "
+                         f"the kernel), got {eps!r}")
 
 
 def _grid(M, rows: int):
@@ -218,7 +237,9 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
     uses ex2.approx.ftz for exp. per_thread: as row_plan's."""
-    _check("softmax", N, dtype)
+    _check("softmax", M, N, dtype)
+    if not isinstance(fast, bool):
+        raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
     plan = row_plan(N, dtype, per_thread, "softmax")
     if not plan.in_registers:
         return _long_rows("softmax", M, N, dtype, plan, fast=fast)
@@ -256,7 +277,8 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
              per_thread: int | None = None):
     """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
     (M an int or a run-time dim), f32 math. per_thread: as row_plan's."""
-    _check("rms_norm", N, dtype)
+    _check("rms_norm", M, N, dtype)
+    _check_eps("rms_norm", eps)
     plan = row_plan(N, dtype, per_thread, "rms_norm")
     if not plan.in_registers:
         return _long_rows("rms_norm", M, N, dtype, plan, eps=eps)
@@ -303,7 +325,8 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
     tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
     deviations from it (two reductions over the row, no cancellation). per_thread: as
     row_plan's."""
-    _check("layer_norm", N, dtype)
+    _check("layer_norm", M, N, dtype)
+    _check_eps("layer_norm", eps)
     plan = row_plan(N, dtype, per_thread, "layer_norm")
     if not plan.in_registers:
         return _long_rows("layer_norm", M, N, dtype, plan, eps=eps)
@@ -684,8 +707,10 @@ def _vector(fn: str, name: str, t, x, N: int, default: float):
 
 
 def _eps(fn: str, eps) -> float:
-    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not eps >= 0:
-        raise _argument_error(f"{fn}: eps must be a number >= 0, got {eps!r}")
+    try:
+        _check_eps(fn, eps)
+    except ValueError as err:
+        raise _argument_error(str(err)) from None
     return float(eps)
 
 
