@@ -4,8 +4,9 @@ float16 and bfloat16, M from 1 to thousands), each output NaN-poisoned and compa
 in float32; one compile per (op, N, dtype) for every M; leading dims, defaults and in-place
 calls.
 
-The sweep's compiles (CPU work) run first, side by side in worker processes, into the disk
-cache: on the H200 machine (16 cores) the file takes about a minute.
+The sweep's 128 compiles (CPU work, about a second each) run first, side by side in worker
+processes, into the disk cache, so that on the H200 machine (16 cores) the file should take
+about a minute (estimated here, on a CPU machine).
 
     python -m pytest -q -m gpu test/python/test_norms_gpu.py
 """
