@@ -62,6 +62,25 @@ def _buffer_mlir_type(buffer: BufferType, context: ir.Context) -> ir.Type:
                          f'{to_attr_text(buffer.layout)}>', context=context)
 
 
+# The 8-bit floats: LLVM has no type for them, so memory and registers hold their bits as i8
+# (llvm_type), and only the conversions (nvvm.convert.*f8x2*) and the tensor cores read them.
+F8_TYPES = (ir.Float8E4M3FNType, ir.Float8E5M2Type)
+
+
+def is_f8(t: ir.Type) -> bool:
+    """Whether `t` is f8E4M3FN or f8E5M2."""
+    return isinstance(t, F8_TYPES)
+
+
+def llvm_type(t: ir.Type) -> ir.Type:
+    """The type LLVM holds an element of `t` in: i8 for the 8-bit floats, `t` itself else."""
+    if isinstance(t, F8_TYPES):
+        return ir.IntegerType.get_signless(8)
+    if isinstance(t, ir.VectorType) and isinstance(ir.VectorType(t).element_type, F8_TYPES):
+        return ir.VectorType.get(ir.VectorType(t).shape, ir.IntegerType.get_signless(8))
+    return t
+
+
 def element_bits(t: ir.Type) -> int:
     if isinstance(t, ir.IntegerType):
         return ir.IntegerType(t).width

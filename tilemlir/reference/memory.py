@@ -15,6 +15,7 @@ import itertools
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import ml_dtypes
 import numpy as np
 from mlir import ir
 
@@ -43,12 +44,16 @@ class Elem:
     def to_compute(self, stored: np.ndarray) -> np.ndarray:
         if self.name == "bf16":
             return (stored.astype(np.uint32) << 16).view(np.float32)
+        if self.name in F8_LIMITS:
+            return stored.view(F8_DTYPES[self.name]).astype(np.float32)
         return stored.astype(self.compute, copy=False)
 
     def to_storage(self, values) -> np.ndarray:
         values = np.asarray(values)
         if self.name == "bf16":
             return bf16_bits(values)
+        if self.name in F8_LIMITS:
+            return f8_bits(values, self.name)
         if self.name == "i1":
             return (values != 0).astype(np.uint8)
         return values.astype(self.storage, copy=False)
@@ -66,12 +71,28 @@ def bf16_bits(values) -> np.ndarray:
     return np.where(nan, 0x7FC0, rounded).astype(np.uint16)
 
 
+# The 8-bit floats, through ml_dtypes (numpy has none), and their largest finite values.
+F8_DTYPES = {"f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn), "f8E5M2": np.dtype(ml_dtypes.float8_e5m2)}
+F8_LIMITS = {name: float(ml_dtypes.finfo(dtype).max) for name, dtype in F8_DTYPES.items()}
+
+
+def f8_bits(values, name: str) -> np.ndarray:
+    """float values rounded to the nearest `name` (f8E4M3FN / f8E5M2, ties to even) and
+    saturated as cvt.rn.satfinite does (beyond the largest finite value, infinities included:
+    that value with its sign; NaN stays NaN), as uint8 bit patterns."""
+    limit = F8_LIMITS[name]
+    clipped = np.clip(np.asarray(values, dtype=np.float32), -limit, limit)
+    return clipped.astype(F8_DTYPES[name]).view(np.uint8)
+
+
 _ELEMS = {
     "f16": Elem("f16", np.dtype(np.float16), np.dtype(np.float16)),
     "bf16": Elem("bf16", np.dtype(np.uint16), np.dtype(np.float32)),
     "f32": Elem("f32", np.dtype(np.float32), np.dtype(np.float32)),
     "f64": Elem("f64", np.dtype(np.float64), np.dtype(np.float64)),
     "i1": Elem("i1", np.dtype(np.uint8), np.dtype(np.bool_)),
+    "f8E4M3FN": Elem("f8E4M3FN", np.dtype(np.uint8), np.dtype(np.float32)),
+    "f8E5M2": Elem("f8E5M2", np.dtype(np.uint8), np.dtype(np.float32)),
     "i8": Elem("i8", np.dtype(np.int8), np.dtype(np.int8)),
     "i16": Elem("i16", np.dtype(np.int16), np.dtype(np.int16)),
     "i32": Elem("i32", np.dtype(np.int32), np.dtype(np.int32)),
