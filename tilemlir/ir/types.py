@@ -11,6 +11,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+import ml_dtypes
+import numpy as np
 from mlir import ir
 
 from tilemlir.layout import TileLayout, from_attr_text, to_attr_text
@@ -65,6 +67,9 @@ def _buffer_mlir_type(buffer: BufferType, context: ir.Context) -> ir.Type:
 # The 8-bit floats: LLVM has no type for them, so memory and registers hold their bits as i8
 # (llvm_type), and only the conversions (nvvm.convert.*f8x2*) and the tensor cores read them.
 F8_TYPES = (ir.Float8E4M3FNType, ir.Float8E5M2Type)
+# Their numpy types (ml_dtypes'), by MLIR name: for constants' bits and the interpreter.
+F8_NUMPY_DTYPES = {"f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
+                   "f8E5M2": np.dtype(ml_dtypes.float8_e5m2)}
 
 
 def is_f8(t: ir.Type) -> bool:

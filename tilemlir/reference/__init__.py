@@ -54,8 +54,9 @@ import numpy as np
 from mlir import ir
 
 from tilemlir.ir import kernel_abi
+from tilemlir.ir.types import F8_NUMPY_DTYPES
 from tilemlir.reference.machine import Machine
-from tilemlir.reference.memory import F8_DTYPES, InterpretError, Storage, buffer_type_of, elem_of
+from tilemlir.reference.memory import InterpretError, Storage, buffer_type_of, elem_of
 from tilemlir.reference.races import RaceError
 
 __all__ = ["InterpretError", "RaceError", "interpret"]
@@ -147,7 +148,7 @@ def interpret(kernel, *args, out=None, races: bool = True) -> None:
                 t = types[i]
                 elem = elem_of(t.elem)
                 array = np.asarray(value)
-                if array.dtype == F8_DTYPES.get(elem.name):     # ml_dtypes' f8: its bits
+                if array.dtype == F8_NUMPY_DTYPES.get(elem.name):     # ml_dtypes' f8: its bits
                     array = array.view(np.uint8)
                 size = t.size if i not in leading else \
                     kernel_abi.evaluate_extent(leading[i], dims) * (t.size // t.shape[0])
