@@ -25,6 +25,7 @@ and with use_fast_accum) and torch._scaled_mm with the same scales where it has 
 from __future__ import annotations
 
 import argparse
+import datetime
 import sys
 from pathlib import Path
 
@@ -82,7 +83,8 @@ def cpu_table(M, N, K) -> list[str]:
              f"unquantized inputs (relative Frobenius / mean per-row / largest per-row), of the "
              f"float32 product of the dequantized operands and of fp8_gemm (tilemlir.interpret, "
              f"bf16 out).", "",
-             "| inputs | scales | dequantized product | fp8_gemm (interpreted) |", "|---|---|---|---|"]
+             "| inputs | scales | dequantized product | fp8_gemm (interpreted) |",
+             "|---|---|---|---|"]
     for family in FAMILIES:
         a, b = inputs(M, N, K, family)
         exact = a.double() @ b.double().T
@@ -128,12 +130,17 @@ def main() -> None:
     parser.add_argument("--shape", type=int, nargs=3, default=None, metavar=("M", "N", "K"))
     parser.add_argument("--out", type=Path, default=None, help="write the table (markdown)")
     args = parser.parse_args()
+    title = "FP8 GEMM accuracy by kind of scales"
     if args.gpu:
-        lines = gpu_table(*(args.shape or (4096, 4096, 4096)))
+        from bench.report import environment, heading
+        lines = heading(title, environment()) + [""] + \
+            gpu_table(*(args.shape or (4096, 4096, 4096)))
     else:
-        lines = cpu_table(*(args.shape or (256, 256, 1024)))
-    text = "\n".join(["# FP8 GEMM accuracy by kind of scales", "",
-                      f"- command: `python {' '.join(sys.argv)}`", ""] + lines) + "\n"
+        date = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        lines = [f"# {title}", "", f"- date: {date}, on the CPU (tilemlir.interpret)",
+                 f"- command: `python {' '.join(sys.argv)}`", ""] + \
+            cpu_table(*(args.shape or (256, 256, 1024)))
+    text = "\n".join(lines) + "\n"
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)

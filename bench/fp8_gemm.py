@@ -166,7 +166,8 @@ def markdown(env, rows, args) -> str:
                      + ("n/a | n/a" if math.isnan(theirs) else f"{theirs:.0f} | {ratio:.2f}x")
                      + f" | {r['err']:.1e} | {r['peer_err']:.1e} | {ms:.3f} | {peer_ms:.3f} | "
                      f"{config} |")
-    lines += ["", "| scales | accumulation | shapes | geometric mean vs torch |", "|---|---|---|---|"]
+    lines += ["", "| scales | accumulation | shapes | geometric mean vs torch |",
+              "|---|---|---|---|"]
     for (scaling, accum), values in ratios.items():
         mean = math.exp(sum(math.log(v) for v in values) / len(values))
         lines.append(f"| {scaling} | {accum} | {len(values)} | {mean:.3f}x |")

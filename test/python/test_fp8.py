@@ -265,7 +265,7 @@ def test_front_door_argument_errors():
     a = torch.zeros(64, 128, dtype=torch.float8_e4m3fn)
     one = torch.ones(1)
     with pytest.raises(ArgumentError, match="scaled_mm: a must be a torch CUDA tensor, got "
-                                            "Tensor on the CPU"):
+                                            "Tensor on cpu"):
         scaled_mm(a, a, one, one)
     with pytest.raises(ArgumentError, match="scaled_mm: a must be a torch CUDA tensor, got "
                                             "ndarray$"):

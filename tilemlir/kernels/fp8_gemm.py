@@ -5,8 +5,8 @@ Three kinds of scales, as torch._scaled_mm and DeepSeek-V3 take them (A ~ SA * A
 
     "tensor"   SA (1,), SB (1,)          D = SA SB (A8 . B8^T)
     "row"      SA (M, 1), SB (N,)        D[m, n] = SA[m] SB[n] (A8 . B8^T)[m, n]
-    "block"    SA (M, ceil(K / 128)),    D[m, n] = sum over k-blocks b of
-               SB (ceil(N / 128), ceil(K / 128))     SA[m, b] SB[n / 128, b] (A8 . B8^T over block b)
+    "block"    SA (M, ceil(K / 128)),    D[m, n] = sum over k-blocks b of SA[m, b] SB[n / 128, b]
+               SB (ceil(N / 128), ceil(K / 128))        times (A8 . B8^T over block b)[m, n]
 
 (A scaled per 1 x 128, B per 128 x 128: DeepSeek-V3's fine-grained quantization.)
 
@@ -23,13 +23,14 @@ Where the scales act:
     once per tile, in the epilogue, before the cast (row: the tile's 64 rows of SA in the
     accumulator's column layout, EPI_SUB columns of SB at a time in its row layout);
   - block scales change every 128 elements of K, i.e. every k-tile: two-level accumulation
-    (GemmStages.consume_promoted; PROMOTE=True does the same for tensor and row scales). Each k-tile's MMAs accumulate into a register tile `part`
-    from zero; once they are done, part * (SA[rows, kt] x SB[n block, kt]) is added into the
-    fp32 accumulator (one FMA per element). This also bounds the error of the tensor cores'
-    own FP8 accumulation, whose precision is limited, to one k-tile's 128 products
-    (DeepSeek-V3 report, section 3.3.2). The k-tile's scales are loaded from global memory
-    between the MMAs' issue and their wait. BN = 128 there, so that a tile's columns share
-    one B scale per k-tile and acc and part fit the registers (64 + 64 per thread).
+    (GemmStages.consume_promoted; PROMOTE=True does the same for tensor and row scales). Each
+    k-tile's MMAs accumulate into a register tile `part` from zero; once they are done,
+    part * (SA[rows, kt] x SB[n block, kt]) is added into the fp32 accumulator (one FMA per
+    element). This also bounds the error of the tensor cores' own FP8 accumulation, whose
+    precision is limited, to one k-tile's 128 products (DeepSeek-V3 report, section 3.3.2).
+    The k-tile's scales are loaded from global memory between the MMAs' issue and their wait.
+    BN = 128 there, so that a tile's columns share one B scale per k-tile and acc and part fit
+    the registers (64 + 64 per thread).
 
 Edges: TMA reads zeros past M, N and K and clips the stores past M and N; scale loads are masked
 (zeros past M and N). TMA needs K a multiple of 16 (16-byte rows of 8-bit elements, as
@@ -117,9 +118,9 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
     always with block scales, which act there; by default off with tensor and row scales (the
     tensor cores then accumulate all of K, torch._scaled_mm's use_fast_accum=True). BN: 128
     with promotion (acc and the k-tile's part both in registers; block scales: one B scale
-    per tile and k-tile), else 256; STAGES: as many as shared memory holds. CLUSTER: 2x1 clusters sharing
-    B (hgemm_v7's multicast); OVERLAP_EPILOGUE: each tile's stores run under the next tile's
-    first MMAs (v7's); EPI_SUB: the columns the row scales multiply at a time.
+    per tile and k-tile), else 256; STAGES: as many as shared memory holds. CLUSTER: 2x1
+    clusters sharing B (hgemm_v7's multicast); OVERLAP_EPILOGUE: each tile's stores run under
+    the next tile's first MMAs (v7's); EPI_SUB: the columns the row scales multiply at a time.
     PRODUCER="cp_async" loads the k-tiles with the producer warpgroup's masked cp.async
     (parts.CpAsyncStages: any K, no cluster); EPILOGUE="direct" stores D from registers with
     masked stores (parts.DirectStore: any N)."""
@@ -165,7 +166,6 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
     acc_layout = wgmma_accumulator_layout(64, BN)
     column = acc_layout.column_vector((64, BN))             # one value per row
     sub_row = wgmma_accumulator_layout(64, EPI_SUB).row_vector((64, EPI_SUB))
-    block_column = wgmma_accumulator_layout(64, SCALE_BLOCK).column_vector((64, SCALE_BLOCK))
     sa_shape, sb_shape = scale_shapes(M, N, K, scaling)
     chunks = BN // EPI_N
 
@@ -216,8 +216,8 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
                 part = T.alloc_local((64, BN), "float32", layout=acc_layout)
                 promotion = Promotion()
             if block:
-                sa = T.alloc_local((64, 1), "float32", layout=block_column)
-                scaled = T.alloc_local((64, 1), "float32", layout=block_column)
+                sa = T.alloc_local((64, 1), "float32", layout=column)
+                scaled = T.alloc_local((64, 1), "float32", layout=column)
                 promotion = BlockScales(SA, SB, M, sa, scaled)
 
             def store_pending(j):

@@ -15,8 +15,10 @@ with d[m, n] = sum_k (scale_a . a)[m, k] (scale_b . b)[n, k], each scale multipl
 elements it covers (block: a's 1 x 128 and b's 128 x 128 blocks). out_dtype is torch.bfloat16 or
 torch.float16. As torch._scaled_mm, each k-tile's products (128 of them) are summed by the
 tensor cores and promoted into fp32 registers, unless use_fast_accum=True (tensor and row
-scales) lets the tensor cores sum all of K (faster: 128 x 256 tiles, no promotion). Any M, N, K: K not a multiple of 16 loads the k-tiles with masked cp.async, N not
-a multiple of 8 stores D with masked stores (fp8_gemm's PRODUCER and EPILOGUE). Each
+scales) lets the tensor cores sum all of K (faster: 128 x 256 tiles, no promotion).
+
+Any M, N, K: K not a multiple of 16 loads the k-tiles with masked cp.async, N not a multiple of
+8 stores D with masked stores (fp8_gemm's PRODUCER and EPILOGUE). Each
 configuration is compiled once for every M (a run-time M); the configuration is chosen per
 shape by the f16 front door's wave model (tilemlir.kernels.gemm.estimate; an FP8 k-tile of 128
 moves the bytes of an f16 one of 64 and takes about its time at twice the rate, so the model
@@ -145,9 +147,9 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=None, use_fast_accum: bool = Fal
     out_dtype = torch.bfloat16 if out_dtype is None else out_dtype
     for name, t in (("a", a), ("b", b), ("scale_a", scale_a), ("scale_b", scale_b)):
         if not isinstance(t, torch.Tensor) or not t.is_cuda:
+            where = f" on {t.device}" if isinstance(t, torch.Tensor) else ""
             raise ArgumentError(f"scaled_mm: {name} must be a torch CUDA tensor, got "
-                                f"{type(t).__name__}" + (" on the CPU" if isinstance(t, torch.Tensor)
-                                                         else ""))
+                                f"{type(t).__name__}{where}")
     for name, t in (("a", a), ("b", b)):
         if t.dim() != 2:
             raise ArgumentError(f"scaled_mm: {name} must be 2-D, got shape {list(t.shape)}")
