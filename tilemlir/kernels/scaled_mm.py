@@ -116,9 +116,9 @@ def scales_fit(scaling: str, M: int, N: int, K: int, scale_a_shape, scale_b_shap
 
 
 def infer_scaling(M: int, N: int, K: int, scale_a_shape, scale_b_shape) -> str | None:
-    """The first kind of scales ("tensor", "row", "block") these shapes fit, or None (where
-    two fit, as (M, 1) and (N,) do both row and block scales when K and N are at most 128,
-    they mean the same)."""
+    """The first kind of scales ("tensor", "row", "block") these shapes fit, or None. Shapes
+    that fit two kinds mean the same product (with K at most 128, a's (M, 1) scales are per
+    row and per 1 x 128 block alike)."""
     return next((s for s in SCALINGS if scales_fit(s, M, N, K, scale_a_shape, scale_b_shape)),
                 None)
 
