@@ -29,6 +29,11 @@ lit_config.note(f"tilemlir {tilemlir.__version__} from {os.path.dirname(tilemlir
 configure(config, lit_config, name="tilemlir", source_root=root,
           exec_root=os.path.join(root, "test", "Output"),
           tool_dirs=() if installed else (os.path.join(root, "tools"),))
+# --param require_ptxas=1 (CI): the tests that assemble PTX must run, so a missing ptxas fails.
+if lit_config.params.get("require_ptxas", "0") not in ("0", "") and \
+        "ptxas" not in config.available_features:
+    lit_config.fatal("require_ptxas=1, but ptxas was not found (pip install 'tilemlir[tools]' "
+                     "brings it, or set TILEMLIR_PTXAS)")
 config.excludes = ["python", "Output", "Inputs", "examples", "tilemlir", "tools", "dialects",
                    "bench", "docs", "results", "build", ".venv", ".devbundle", ".git"]
 if not installed:

@@ -21,6 +21,7 @@ import triton
 import triton.language as tl
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tilemlir  # noqa: E402
 from tilemlir.kernels.mma_demo import gemm_16x8x16  # noqa: E402
 
@@ -69,7 +70,23 @@ def main() -> None:
     through_driver = tilemlir.compile(gemm_16x8x16, cache=False)
     through_driver._functions[a.device.index] = DriverFunction(
         through_driver.ptx, through_driver.name, a.device.index)
+    # The GEMM front door at a run-time M (a new M each call, cycling through 8: each compiles
+    # nothing after the first of its configuration) against Triton's autotuned matmul.
+    from tilemlir.kernels.gemm import matmul_nt
+    from triton_matmul import matmul_nt as triton_matmul
+    ms = [1, 3, 5, 8]
+    ga = {m: torch.randn(m, 256, device="cuda", dtype=torch.float16) for m in ms}
+    gb = torch.randn(512, 256, device="cuda", dtype=torch.float16)
+    gd = {m: torch.empty(m, 512, device="cuda", dtype=torch.float16) for m in ms}
+    cycle = iter(ms * (args.calls * (args.repeats + 2) // len(ms) + 300))
+    for m in ms:
+        matmul_nt(ga[m], gb, gd[m])
+        triton_matmul(ga[m], gb, gd[m])
     rows = [
+        ("tilemlir GEMM front door matmul_nt(a, b, d), M in 1..8 (decode)",
+         lambda: (lambda m: matmul_nt(ga[m], gb, gd[m]))(next(cycle))),
+        ("Triton matmul_nt(a, b, d) (bench/triton_matmul.py), M in 1..8",
+         lambda: (lambda m: triton_matmul(ga[m], gb, gd[m]))(next(cycle))),
         ("tilemlir kernel(a, b, d)", lambda: kernel(a, b, d)),
         ("tilemlir kernel(a, b, d), driver-API path (other devices)",
          lambda: through_driver(a, b, d)),

@@ -18,7 +18,7 @@ def main() -> None:
     q, k, v = (torch.randn(B, H, S, D, device="cuda", dtype=dtype) for _ in range(3))
     out = torch.empty_like(q)
     for _ in range(3):
-        attention(q, k, v, causal=causal, out=out)
+        attention(q, k, v, is_causal=causal, out=out)
     torch.cuda.synchronize()
 
 

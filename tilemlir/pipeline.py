@@ -10,7 +10,11 @@ order; the pass functions' names (tile_dispatch -> tile-dispatch) name them in d
 
 from __future__ import annotations
 
+import contextlib
+import os
 import re
+import sys
+import tempfile
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -30,7 +34,7 @@ class PipelineError(ValueError):
 
 
 class UnknownPassError(PipelineError):
-    """An upstream pipeline element MLIR does not know (`element`: its text)."""
+    """An upstream pass MLIR does not know (`element`: its name)."""
 
     def __init__(self, element: str):
         super().__init__(f"'{element}' is not a registered MLIR pass or pipeline")
@@ -295,23 +299,68 @@ def tile_to_ptx(options: PipelineOptions) -> list[Step]:
 
 
 # ------------------------------------------------------------------------------ running
+@contextlib.contextmanager
+def captured_stderr():
+    """What is written to file descriptor 2 inside the block (MLIR and LLVM write there, past
+    Python's sys.stderr), as the list the block's `as` target gets, filled at its end."""
+    sys.stderr.flush()
+    text: list[str] = []
+    saved = os.dup(2)
+    with tempfile.TemporaryFile() as spool:
+        os.dup2(spool.fileno(), 2)
+        try:
+            yield text
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            spool.seek(0)
+            text.append(spool.read().decode(errors="replace"))
+
+
+def add_upstream(pm: PassManager, element: str) -> None:
+    """pm.add(element): UnknownPassError naming a pass MLIR does not know, PipelineError
+    naming the option or the problem for the rest (LLVM prints an option value it cannot read
+    to stderr, not into the error)."""
+    with captured_stderr() as printed:
+        try:
+            pm.add(element)
+            return
+        except ValueError as err:
+            error = str(err)
+    unknown = re.search(r"'([^']*)' does not refer to a registered pass or pass pipeline", error)
+    if unknown:
+        raise UnknownPassError(unknown.group(1))
+    lines = [re.sub(r"^(MLIR Textual PassPipeline Parser:\d+:\d+: error|<Pass-Options-Parser>)"
+                    r"\s*:?\s*", "", line).strip()
+             for line in (printed[0] + error).splitlines()]
+    lines = [re.sub(r"^.*?for the -+(\S+) option: (?:'(.*)' value invalid for .*|Cannot find "
+                    r"option named '(.*)'!)", r"option \1 cannot be '\2\3'", line) for line in lines]
+    detail = "; ".join(line for line in lines if line and not line.startswith(
+        ("failed to add", element.split("{")[0].split("(")[0] + "(", "^")) and line != element)
+    raise PipelineError(f"pass pipeline element '{element}': {detail or 'cannot be added'}")
+
+
 def build_pass_manager(steps: list[Step], ctx: ir.Context | None = None,
-                       print_ir_after_all: bool = False) -> PassManager:
-    """A PassManager running `steps` (tilemlir and upstream passes mixed) in order."""
+                       ir_printing: dict | None = None, timing: bool = False) -> PassManager:
+    """A PassManager running `steps` (tilemlir and upstream passes mixed) in order.
+    `ir_printing`: keyword arguments of PassManager.enable_ir_printing (the IR of the whole
+    module, printed to stderr); `timing`: a timing report on stderr when the PassManager is
+    deleted."""
     pm = PassManager("builtin.module", context=ctx)
     for kind, step in steps:
         if kind == "py":
             name = step.__name__.replace("_", "-")
             pm.add(step, name=name, argument=name)
         else:
-            try:
-                pm.add(step)
-            except ValueError:
-                raise UnknownPassError(step) from None
-    if print_ir_after_all:
+            add_upstream(pm, step)
+    if ir_printing:
         # MLIR aborts when IR printing is set up on a multi-threaded context.
         (ctx or ir.Context.current).enable_multithreading(False)
-        pm.enable_ir_printing(print_after_all=True, print_module_scope=True)
+        pm.enable_ir_printing(**{"print_module_scope": True, "print_after_all": False,
+                                 **ir_printing})
+    if timing:
+        pm.enable_timing()
     return pm
 
 

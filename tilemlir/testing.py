@@ -81,7 +81,8 @@ class _CudaClock:
     """What `_bench` needs from the GPU: events on `stream`, the L2 flush, the spin."""
 
     def __init__(self, stream, flush_l2: bool):
-        import torch
+        from tilemlir.runtime.cuda import require_torch_cuda
+        torch = require_torch_cuda("do_bench")
         self._torch = torch
         self._stream = stream or torch.cuda.current_stream()
         self._flush = (torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")

@@ -70,3 +70,45 @@ gpu.module @m [#nvvm.target<chip = "sm_80">] {
     gpu.return
   }
 }
+
+// -----
+
+// An unswizzled tile 512 f16 wide: one box row of 512 elements, past TMA's 256.
+!G = !tile.buf<array<i64: 8, 512>, f16, "global", #tile.layout<"S[(8, 512):(512, 1)]">>
+!Sm = !tile.buf<array<i64: 8, 512>, f16, "shared", #tile.layout<"S[(8, 512):(512, 1)]">>
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @wide_box(%p: !llvm.ptr, %bar: !llvm.ptr) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %tid = gpu.thread_id x
+    %g = "tile.global"(%p) : (!llvm.ptr) -> !G
+    %s = "tile.alloc_shared"() {offset = 0 : i64} : () -> !Sm
+    %one = arith.cmpi eq, %tid, %c0 : index
+    scf.if %one {
+      // expected-error@+1 {{tma (priority 20): dst rows hold 512 elements in one unswizzled box; a TMA box dimension is at most 256}}
+      "tile.copy_async"(%s, %g, %bar) {scope = "thread"} : (!Sm, !G, !llvm.ptr) -> ()
+    }
+    gpu.return
+  }
+}
+
+// -----
+
+// An unswizzled tile 4 f16 wide: box rows of 8 bytes, TMA's are a multiple of 16.
+!G = !tile.buf<array<i64: 64, 8>, f16, "global", #tile.layout<"S[(64, 8):(8, 1)]">>
+!W = !tile.buf<array<i64: 64, 4>, f16, "global", #tile.layout<"S[(64, 4):(8, 1)]">>
+!Sm = !tile.buf<array<i64: 64, 4>, f16, "shared", #tile.layout<"S[(64, 4):(4, 1)]">>
+gpu.module @m [#nvvm.target<chip = "sm_90a">] {
+  gpu.func @narrow_box(%p: !llvm.ptr, %bar: !llvm.ptr) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
+    %c0 = arith.constant 0 : index
+    %tid = gpu.thread_id x
+    %g = "tile.global"(%p) : (!llvm.ptr) -> !G
+    %w = "tile.slice"(%g) {static_offsets = array<i64: 0, 0>} : (!G) -> !W
+    %s = "tile.alloc_shared"() {offset = 0 : i64} : () -> !Sm
+    %one = arith.cmpi eq, %tid, %c0 : index
+    scf.if %one {
+      // expected-error@+1 {{tma (priority 20): dst rows are 8 bytes; a TMA box row is a multiple of 16}}
+      "tile.copy_async"(%s, %w, %bar) {scope = "thread"} : (!Sm, !W, !llvm.ptr) -> ()
+    }
+    gpu.return
+  }
+}

@@ -338,7 +338,7 @@ gpu.module @m {
 !A = !tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>
 !D = !tile.buf<array<i64: 128, 128>, f32, "tmem", #tile.layout<"S[(128, 128):(1@TLane, 1@TCol)]">>
 gpu.module @m {
-  gpu.func @pair_with_whole_b(%t: i32, %accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @pair_with_whole_b(%t: i32, %accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.cluster = array<i32: 2, 1, 1>} {
     %c0 = arith.constant 0 : index
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %d = "tile.tmem"(%t) : (i32) -> !D

@@ -132,7 +132,7 @@ gpu.module @m {
 !B = !tile.buf<array<i64: 64, 32>, f16, "shared", #tile.layout<"S[(8, 8, 4, 8):(256, 8, 64, 1)]">>
 !D = !tile.buf<array<i64: 128, 128>, f32, "tmem", #tile.layout<"S[(128, 128):(1@TLane, 1@TCol)]">>
 gpu.module @m {
-  gpu.func @cta_pair_m256_interleaved(%taddr: i32, %accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @cta_pair_m256_interleaved(%taddr: i32, %accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.cluster = array<i32: 2, 1, 1>} {
     %c0 = arith.constant 0 : index
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
@@ -164,7 +164,7 @@ gpu.module @m {
 !D = !tile.buf<array<i64: 64, 2, 32>, f32, "tmem", #tile.layout<"S[(64, 2, 32):(1@TLane, 64@TLane, 1@TCol)]">>
 !Dv = !tile.buf<array<i64: 64, 64>, f32, "tmem", #tile.layout<"S[(64, 2, 32):(1@TLane, 64@TLane, 1@TCol)]">>
 gpu.module @m {
-  gpu.func @cta_pair_m128_dynamic_columns(%taddr: i32, %j: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @cta_pair_m128_dynamic_columns(%taddr: i32, %j: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.cluster = array<i32: 2, 1, 1>} {
     %c0 = arith.constant 0 : index
     %false = arith.constant false
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A

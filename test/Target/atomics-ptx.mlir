@@ -103,7 +103,7 @@ gpu.module @m {
 
 gpu.module @m {
   gpu.func @partial_warp(%id: i32, %pred: i1) kernel attributes {known_block_size = array<i32: 64, 1, 1>} {
-    // expected-error@+1 {{bar_red_or (priority 0): threads: a named barrier counts whole warps (a multiple of 32 up to 1024), got 48}}
+    // expected-error@+1 {{tile.barrier_or threads must be a positive multiple of 32 (whole warps), got 48 : i64}}
     %any = "tile.barrier_or"(%id, %pred) {threads = 48 : i64} : (i32, i1) -> i1
     gpu.return
   }

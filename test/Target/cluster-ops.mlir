@@ -40,7 +40,7 @@
 !Sm = !tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>
 !Bar = !tile.buf<array<i64: 1>, i64, "shared", #tile.layout<"S[1:1]">>
 gpu.module @m {
-  gpu.func @pair(%bar: !llvm.ptr<3>, %out: !llvm.ptr<1>) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @pair(%bar: !llvm.ptr<3>, %out: !llvm.ptr<1>) kernel attributes {known_block_size = array<i32: 128, 1, 1>, tile.cluster = array<i32: 2, 1, 1>} {
     "tile.cluster_sync"() : () -> ()
     %rank = "tile.cluster_ctarank"() : () -> i32
     llvm.store %rank, %out : i32, !llvm.ptr<1>

@@ -37,6 +37,12 @@
 // RUN: FileCheck %s --check-prefix=PAIRMMA < %t.v7.ptx
 // RUN: FileCheck %s --check-prefix=EPI < %t.v7.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_100a %t.v7.ptx -o %t.v7.cubin %}
+//
+// The producer's tail (the drain), in tile IR where the barriers and phases are plain: 18
+// k-tiles in a ring of 4, so the last commits arrived on stages 2, 3 (phase parity 1), 0, 1
+// (parity 0), each CTA of v7's pair on its own barriers.
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_blackwell:hgemm_v5 1024 1024 1152 | FileCheck %s --check-prefix=DRAIN
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_blackwell:hgemm_v7 1024 1024 1152 | FileCheck %s --check-prefix=DRAIN
 
 // One warpgroup (v4) or two (v5, v6: warps 0 and 1 load and issue, warpgroup 1 reads TMEM);
 // warp 0 allocates TMEM, and the allocation reaches the other threads through the barrier.
@@ -104,6 +110,31 @@
 // END: tcgen05.fence::after_thread_sync;
 // END-NEXT: tcgen05.relinquish_alloc_permit.cta_group::1.sync.aligned;
 // END: tcgen05.dealloc.cta_group::1.sync.aligned.b32
+
+// The drain: right after the producer's k-loop (its last TMA load), before the role ends, a wait
+// for the last phase of each `empty` barrier (at byte 40: after the TMEM address and `full`).
+// DRAIN: %[[EMPTY:.*]] = "tile.alloc_shared"() {offset = 40 : i64}
+// DRAIN: scf.for
+// DRAIN: "tile.copy_async"({{.*}}"global"
+// DRAIN: "tile.copy_async"({{.*}}"global"
+// DRAIN-NEXT: {{^ *}}}{{$}}
+// DRAIN-NEXT: %[[S2:.*]] = arith.constant 2 : index
+// DRAIN-NEXT: %[[E2:.*]] = "tile.addr"(%[[EMPTY]], %[[S2]])
+// DRAIN-NEXT: %[[P1:.*]] = arith.constant 1 : i32
+// DRAIN-NEXT: "tile.mbarrier_wait"(%[[E2]], %[[P1]])
+// DRAIN-NEXT: %[[S3:.*]] = arith.constant 3 : index
+// DRAIN-NEXT: %[[E3:.*]] = "tile.addr"(%[[EMPTY]], %[[S3]])
+// DRAIN-NEXT: %[[P1B:.*]] = arith.constant 1 : i32
+// DRAIN-NEXT: "tile.mbarrier_wait"(%[[E3]], %[[P1B]])
+// DRAIN-NEXT: %[[S0:.*]] = arith.constant 0 : index
+// DRAIN-NEXT: %[[E0:.*]] = "tile.addr"(%[[EMPTY]], %[[S0]])
+// DRAIN-NEXT: %[[P0:.*]] = arith.constant 0 : i32
+// DRAIN-NEXT: "tile.mbarrier_wait"(%[[E0]], %[[P0]])
+// DRAIN-NEXT: %[[S1:.*]] = arith.constant 1 : index
+// DRAIN-NEXT: %[[E1:.*]] = "tile.addr"(%[[EMPTY]], %[[S1]])
+// DRAIN-NEXT: %[[P0B:.*]] = arith.constant 0 : i32
+// DRAIN-NEXT: "tile.mbarrier_wait"(%[[E1]], %[[P0B]])
+// DRAIN-NEXT: {{^ *}}}{{$}}
 
 // v7: both CTAs allocate TMEM for the pair (cta_group::2) and meet at a cluster barrier before
 // any CTA signals the other's barriers, and again before the dealloc.

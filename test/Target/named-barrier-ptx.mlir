@@ -42,8 +42,18 @@ gpu.module @m {
 gpu.module @m {
   gpu.func @odd() kernel attributes {known_block_size = array<i32: 256, 1, 1>} {
     %c3 = arith.constant 3 : i32
-    // expected-error@+1 {{bar_arrive (priority 0): threads: a named barrier counts whole warps (a multiple of 32 up to 1024), got 200}}
+    // expected-error@+1 {{tile.barrier_arrive threads must be a positive multiple of 32 (whole warps), got 200 : i64}}
     "tile.barrier_arrive"(%c3) {threads = 200 : i64} : (i32) -> ()
+    %c16 = arith.constant 16 : i32
+    // expected-error@+1 {{tile.named_barrier barrier id 16 is outside 0..15 (the named barriers of a CTA)}}
+    "tile.named_barrier"(%c16) {threads = 128 : i64} : (i32) -> ()
+    %m1 = arith.constant -1 : i32
+    // expected-error@+1 {{tile.named_barrier barrier id -1 is outside 0..15}}
+    "tile.named_barrier"(%m1) {threads = 128 : i64} : (i32) -> ()
+    // expected-error@+1 {{tile.named_barrier waits for 512 threads, but the block has 256: it would never complete}}
+    "tile.named_barrier"(%c3) {threads = 512 : i64} : (i32) -> ()
+    // expected-error@+1 {{tile.named_barrier threads must be a positive multiple of 32 (whole warps), got 0 : i64}}
+    "tile.named_barrier"(%c3) {threads = 0 : i64} : (i32) -> ()
     gpu.return
   }
 }

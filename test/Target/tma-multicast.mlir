@@ -143,11 +143,22 @@ gpu.module @m [#nvvm.target<chip = "sm_90a">] {
 
 // -----
 
-// sm_80 has neither TMA nor clusters: every reason, and the cluster-scope barrier ops too.
+// sm_80 has no clusters: a kernel launched in clusters is refused before dispatch.
+gpu.module @m [#nvvm.target<chip = "sm_80">] {
+  // expected-error@+1 {{the kernel runs in clusters of [2, 1, 1]: thread-block clusters need sm_90 or newer, the target is sm_80}}
+  gpu.func @sm80_cluster() kernel attributes {known_block_size = array<i32: 32, 1, 1>, tile.cluster = array<i32: 2, 1, 1>} {
+    gpu.return
+  }
+}
+
+// -----
+
+// sm_80 has neither TMA nor clusters: every reason, and the cluster-scope barrier ops too
+// (in a kernel without a cluster shape, which the verifier would refuse first).
 !G = !tile.buf<array<i64: 128, 64>, f16, "global", #tile.layout<"S[(128, 64):(64, 1)]">>
 !Sm = !tile.buf<array<i64: 128, 64>, f16, "shared", #tile.layout<"S[(128, 64):(64, 1)] o Sw<3,3,3>">>
 gpu.module @m [#nvvm.target<chip = "sm_80">] {
-  gpu.func @sm80(%p: !llvm.ptr, %bar: !llvm.ptr, %remote: !llvm.ptr<7>) kernel attributes {known_block_size = array<i32: 32, 1, 1>, tile.cluster = array<i32: 2, 1, 1>} {
+  gpu.func @sm80(%p: !llvm.ptr, %bar: !llvm.ptr, %remote: !llvm.ptr<7>) kernel attributes {known_block_size = array<i32: 32, 1, 1>} {
     %c0 = arith.constant 0 : index
     %c0_i32 = arith.constant 0 : i32
     %mask = arith.constant 3 : i16

@@ -40,7 +40,7 @@ def test_atom_add_and_bar_or_build_their_ops():
 @pytest.mark.parametrize("call, message", [
     ("sem", "atom_add sem must be one of relaxed, acquire, release, acq_rel, got 'seq_cst'"),
     ("scope", "atom_add scope must be one of cta, cluster, gpu, sys, got 'device'"),
-    ("threads", "bar_or threads must be an integer, got 128.0"),
+    ("threads", "bar_or threads must be a positive multiple of 32 (whole warps), got 128.0"),
 ])
 def test_atomic_and_barrier_misuse_names_the_line(call, message):
     @T.prim_func

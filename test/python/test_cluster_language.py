@@ -61,7 +61,10 @@ def test_commit_multicast_is_a_16_bit_mask(mask):
 
 
 def test_clusters_need_sm90():
-    with pytest.raises(Exception, match="thread-block clusters is not available on sm_80"):
+    from mlir import ir
+    with pytest.raises(ir.MLIRError, match=r"test_cluster_language.py\":\d+:\d+: the kernel "
+                       r"runs in clusters of \[2, 1, 1\]: thread-block clusters need sm_90 or "
+                       r"newer, the target is sm_80"):
         tilemlir.compile(_kernel(8, [2]), target="sm_80", cache=False)
 
 

@@ -32,8 +32,9 @@ def epilogue_of(ptx: str) -> str:
     ((256, 256, 64), dict(alpha=float("inf")), "alpha must be a finite number, got inf"),
     ((256, 256, 64), dict(alpha=True), "alpha must be a finite number, got True"),
     ((256, 256, 64), dict(dtype="float32"), "dtype must be one of"),
-    ((1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
-    ((256, 256, 60), {}, "K=60 must be a multiple of 8"),
+    ((1000, 1004, 64), dict(EPILOGUE="tma"), "N=1004 must be a multiple of 8"),
+    ((256, 256, 60), dict(PRODUCER="tma"), "K=60 must be a multiple of 8"),
+    ((256, 256, 60), dict(PRODUCER="tma_or_not"), "PRODUCER must be one of"),
     ((256, 256, 64), dict(EPI_SUB=24), "EPI_SUB=24 must be a multiple of 8 dividing EPI_N=128"),
     ((256, 256, 64), dict(EPI_N=96), "EPI_N=96 must be a multiple of 64 dividing BN=256"),
     ((256, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
@@ -116,3 +117,50 @@ def test_ragged_n_guards_the_bias_load_in_groups_of_8():
     inner = len(re.findall(r"ld\.global\.", compiled(512, 512, 64).ptx))
     ragged = len(re.findall(r"ld\.global\.", compiled(512, 1000, 64).ptx))
     assert inner == 32 and ragged > inner
+
+
+@pytest.mark.parametrize("shape, config", [
+    ((200, 256, 128), dict(SMS=4)), ((130, 203, 64), dict(SMS=3)),
+    ((100, 136, 77), dict(SMS=2)), ((70, 131, 50), dict(SMS=2, residual=True)),
+    ((33, 256, 64), dict(SMS=2, residual=True, activation="silu", alpha=0.5))])
+def test_any_shape_in_the_interpreter(shape, config):
+    """Rows that are not whole 16-byte units (N 203, 136, 131; K 77, 50) take masked cp.async
+    loads without clusters and masked direct stores, bias and residual read by masked loads;
+    against numpy."""
+    import math
+
+    import numpy as np
+    m, n, k = shape
+    rng = np.random.default_rng(sum(shape))
+    a = rng.standard_normal((m, k)).astype(np.float16)
+    b = rng.standard_normal((n, k)).astype(np.float16)
+    bias = rng.standard_normal((n,)).astype(np.float16)
+    args = [a, b, bias]
+    x = config.get("alpha", 1.0) * (a.astype(np.float32) @ b.astype(np.float32).T) + bias
+    if config.get("activation") == "silu":
+        ref = x / (1 + np.exp(-x))
+    else:
+        ref = 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+    if config.get("residual"):
+        r = rng.standard_normal((m, n)).astype(np.float16)
+        args.append(r)
+        ref = ref + r.astype(np.float32)
+    d = np.full((m, n), np.nan, np.float16)
+    tilemlir.interpret(hgemm_fused(*shape, **config), *args, d)
+    np.testing.assert_allclose(d.astype(np.float32), ref, atol=0.05, rtol=0.02)
+
+
+def test_a_run_time_m():
+    import numpy as np
+
+    import tilemlir.lang as T
+    kernel = hgemm_fused(T.dynamic("M"), 256, 64, SMS=2, activation=None)
+    for m in (1, 130):
+        rng = np.random.default_rng(m)
+        a = rng.standard_normal((m, 64)).astype(np.float16)
+        b = rng.standard_normal((256, 64)).astype(np.float16)
+        bias = rng.standard_normal((256,)).astype(np.float16)
+        d = np.full((m, 256), np.nan, np.float16)
+        tilemlir.interpret(kernel, a, b, bias, d)
+        ref = a.astype(np.float32) @ b.astype(np.float32).T + bias
+        np.testing.assert_allclose(d.astype(np.float32), ref, atol=0.05, rtol=0.02)

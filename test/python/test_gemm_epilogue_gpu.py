@@ -24,6 +24,9 @@ CASES = [
     ((1024, 1024, 1000), dict(residual=True, fast_math=True, SMS=4)),  # ring and phases wrap
     ((2048, 2048, 2048), dict(residual=True)),
     ((640, 384, 128), dict(bias=False, activation="gelu_tanh", residual=True, alpha=-2.0)),
+    # rows that are not whole 16-byte units: masked cp.async loads, direct masked stores
+    ((1000, 1003, 512), dict(residual=True)), ((333, 444, 555), dict(activation="silu")),
+    ((7, 4096, 1001), dict(residual=True)), ((2048, 2050, 2047), {}),
 ]
 
 

@@ -114,3 +114,70 @@ def test_pair_mma_must_be_issued_by_the_even_cta_only():
 def test_not_for_hopper():
     with pytest.raises(Exception, match="tcgen05"):
         tilemlir.compile(bw.hgemm_v5(256, 256, 256), target="sm_90a", cache=False)
+
+
+def _constant(value):
+    from mlir import ir
+    owner = value.owner
+    return ir.IntegerAttr(owner.attributes["value"]).value \
+        if not isinstance(owner, ir.Block) and owner.name == "arith.constant" else None
+
+
+def _waits_after_the_last_load(module):
+    """The run of tile.mbarrier_waits that first follows the producer's last TMA load in program
+    order (only address arithmetic between them), each as (the alloc_shared offset of its
+    barrier, the stage and the phase parity, constants or None)."""
+    from mlir import ir
+    ops = []
+    module.operation.walk(lambda op: ops.append(op) or ir.WalkResult.ADVANCE,
+                          ir.WalkOrder.PRE_ORDER)
+    last = max(i for i, op in enumerate(ops) if op.name == "tile.copy_async"
+               and '"global"' in str(op.operands[1].type))
+    waits = []
+    for op in ops[last + 1:]:
+        if op.name == "tile.mbarrier_wait":
+            address = op.operands[0].owner                             # tile.addr(buffer, i)
+            barrier = address.operands[0].owner
+            waits.append((ir.IntegerAttr(barrier.attributes["offset"]).value,
+                          _constant(address.operands[1]), _constant(op.operands[1])))
+        elif waits and not (op.name.startswith("arith.") or op.name == "tile.addr"):
+            break
+    return waits
+
+
+EMPTY_OFFSET = 40       # the `empty` barriers: after the TMEM address (8 bytes) and `full` (32)
+
+
+@pytest.mark.parametrize("factory", FACTORIES, ids=lambda f: f.__name__)
+@pytest.mark.parametrize("K,stages,parities", [
+    (128, [2, 3, 0, 1], [1, 1, 0, 0]),       # stages 2 and 3 never used: free at once
+    (320, [1, 2, 3, 0], [0, 0, 0, 1]),
+    (1024, [0, 1, 2, 3], [1, 1, 1, 1]),
+    (1152, [2, 3, 0, 1], [1, 1, 0, 0]),
+], ids=["2-k-tiles", "5-k-tiles", "16-k-tiles", "18-k-tiles"])
+def test_the_producer_drains_the_last_empty_phases(factory, K, stages, parities):
+    """After its last load the producer waits for the last phase of every `empty` barrier
+    (CUTLASS's producer tail), before the role ends: the commits' arrivals have landed before
+    the CTA deallocates and exits. In ring order from k-tile K / 64, the phase each stage's
+    last commit completes; v6's step counter is dynamic (its stages and parities are not
+    constants)."""
+    waits = _waits_after_the_last_load(factory(1024, 1024, K).build())
+    assert [offset for offset, _, _ in waits] == [EMPTY_OFFSET] * 4
+    if factory is not bw.hgemm_v6:
+        assert [stage for _, stage, _ in waits] == stages
+        assert [parity for _, _, parity in waits] == parities
+
+
+@pytest.mark.parametrize("K", [128, 384], ids=["fewer-k-tiles-than-stages", "ring-wraps"])
+def test_v4_with_its_drain_runs_in_the_interpreter(K):
+    """The interpreter counts mbarrier phases and fails a wait for a phase that never
+    completes: v4 (one thread loads and issues; no warp roles) runs to the end, its drain
+    included, and computes A . B^T."""
+    import numpy as np
+    rng = np.random.default_rng(K)
+    a = rng.uniform(-1, 1, (128, K)).astype(np.float16)
+    b = rng.uniform(-1, 1, (128, K)).astype(np.float16)
+    d = np.zeros((128, 128), np.float16)
+    tilemlir.interpret(bw.hgemm_v4(128, 128, K, BN=128), a, b, d)
+    expected = a.astype(np.float32) @ b.astype(np.float32).T
+    np.testing.assert_allclose(d.astype(np.float32), expected, atol=2e-2, rtol=2e-2)

@@ -51,3 +51,57 @@ def test_argument_count_is_checked(demo_kernel):
 def test_without_a_driver_a_call_raises_instead_of_aborting(demo_kernel):
     with pytest.raises(CudaUnavailable, match="libcuda|driver|GPU"):
         demo_kernel(*_args())
+
+
+class _FakeDevice:
+    """The runtime's copies and launch, in host memory: the "kernel" adds 1 to every byte of
+    the buffers named in `writes` (CPU-only: the host-array path's bookkeeping)."""
+
+    def __init__(self, kernel, writes):
+        self.memory, self.kernel, self.writes = {}, kernel, writes
+
+    def copy_to_device(self, array):
+        address = len(self.memory) + 1
+        self.memory[address] = bytearray(array.tobytes())
+        return address
+
+    def copy_back_and_free(self, array, address):
+        array[...] = np.frombuffer(bytes(self.memory.pop(address)), array.dtype).reshape(array.shape)
+
+    def launch(self, grid, stream, addresses, scalars, device, *rest):
+        for i, address in addresses.items():
+            if self.kernel.signature.params[i].name in self.writes:
+                self.memory[address] = bytearray((b + 1) % 256 for b in self.memory[address])
+
+
+@pytest.fixture
+def fake_device(demo_kernel, monkeypatch):
+    from tilemlir.runtime import launch
+    fake = _FakeDevice(demo_kernel, {"arg2"})
+    monkeypatch.setattr(launch, "copy_to_device", fake.copy_to_device)
+    monkeypatch.setattr(launch, "copy_back_and_free", fake.copy_back_and_free)
+    monkeypatch.setattr(launch, "bound_device", lambda: 0)
+    monkeypatch.setattr(type(demo_kernel), "_launch", lambda self, *a: fake.launch(*a))
+    return fake
+
+
+def test_read_only_inputs_are_not_written(demo_kernel, fake_device):
+    a = np.frombuffer(bytes(16 * 16 * 2), np.float16).reshape(16, 16)     # immutable memory
+    b = np.zeros((16, 8), np.float16)
+    b.flags.writeable = False
+    d = np.zeros((16, 8), np.float32)
+    demo_kernel(a, b, d)
+    assert not a.any() and not b.any() and d.any()          # only the output came back
+
+
+@pytest.mark.parametrize("make", [
+    lambda: np.frombuffer(bytes(16 * 8 * 4), np.float32).reshape(16, 8),
+    lambda: np.zeros((16, 8), np.float32).view(),
+], ids=["over-immutable-bytes", "flagged-read-only"])
+def test_a_read_only_output_is_refused_and_left_unchanged(demo_kernel, fake_device, make):
+    d = make()
+    d.flags.writeable = False
+    with pytest.raises(ArgumentError, match="gemm_16x8x16 wrote argument 'arg2', a read-only "
+                                            "array .*which was left unchanged"):
+        demo_kernel(np.zeros((16, 16), np.float16), np.zeros((16, 8), np.float16), d)
+    assert not d.any()

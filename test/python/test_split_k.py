@@ -143,16 +143,21 @@ def test_every_candidate_builds(shape):
 
 def test_tiles_may_hang_past_small_shapes():
     """Shapes smaller than a tile take the smallest tiles that cover them (the windows hang
-    past the edges: TMA reads zeros there and clips the stores)."""
-    for shape in [(1, 4096, 4096), (32, 256, 256), (7, 1000, 512), (64, 64, 8), (2192, 4296, 40)]:
+    past the edges: TMA reads zeros there and clips the stores); M up to 64 takes
+    hgemm_decode, whose A tile is M rows padded to a multiple of 8."""
+    for shape in [(1, 4096, 4096), (32, 256, 256), (7, 1000, 512), (64, 64, 8), (2192, 4296, 40),
+                  (100, 100, 8)]:
         config = gemm.choose_config(*shape)
-        assert config["BM"] == 64 or shape[0] > 64
+        if shape[0] <= gemm.DECODE_M:
+            assert config["KERNEL"] == "hgemm_decode" and config["MPAD"] >= shape[0]
+        else:
+            assert config["BM"] == 64 or shape[0] > 64
         gemm.gemm_kernel(*shape, "float16", **config).build()
 
 
 @pytest.mark.parametrize("shape,producer,epilogue", [
     ((3333, 4444, 5552), None, "direct"), ((1000, 3, 128), None, "direct"),
-    ((333, 444, 555), "cp_async", "direct"), ((1, 4096, 4095), "cp_async", None),
+    ((333, 444, 555), "cp_async", "direct"), ((100, 4096, 4095), "cp_async", None),
     ((4096, 4096, 4096), None, None)])
 def test_unaligned_rows_choose_cp_async_loads_and_direct_stores(shape, producer, epilogue):
     """K not a multiple of 8 rules out TMA loads (hgemm_v6 with cp.async), N not a multiple of
@@ -185,7 +190,8 @@ def test_front_door_refusals():
                                          "the 64 k-tiles"):
         gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="hgemm_v7", SPLIT_K=65))
     with pytest.raises(ShapeError, match="KERNEL must be one of hgemm_v6, hgemm_v7, hgemm_v8, "
-                                         "got 'v10'"):
+                                         "hgemm_decode, blackwell_v6, blackwell_v7, "
+                                         "gemm_mma_sync, got 'v10'"):
         gemm.hgemm(4096, 4096, 4096, config=dict(KERNEL="v10"))
 
 

@@ -38,6 +38,21 @@ class PyCase:
     errors: tuple = ()
 
 
+def nested(kind: str, depth: int) -> str:
+    """MLIR text nesting `depth` levels of regions, arrays, types or dictionaries."""
+    if kind == "regions":
+        return ("func.func @f() {\n" + "scf.execute_region {\n" * depth
+                + "scf.yield\n}\n" * depth + "return\n}\n")
+    if kind == "arrays":
+        return "func.func @f() attributes {a = " + "[" * depth + "]" * depth + "} { return }\n"
+    if kind == "types":
+        return "func.func private @f() -> " + "tuple<" * depth + "i32" + ">" * depth + "\n"
+    if kind == "dicts":
+        return ("func.func @f() attributes {a = " + "{b = " * depth + "unit" + "}" * depth
+                + "} { return }\n")
+    raise ValueError(kind)
+
+
 def child_environment(cache_dir: Path) -> dict:
     """The environment of the children: this checkout's tilemlir, a private compile cache, and
     no TILEMLIR_DEBUG (which would turn internal errors into tracebacks)."""

@@ -11,8 +11,8 @@ from harness import PyCase
 from tilemlir.pipeline import PipelineError, check_opt_level
 from tilemlir.target import Target, TargetError
 from tilemlir.target.chips import KNOWN_PTX, NVVM_REQUIREMENTS, nvvm_requirement
+from tilemlir.ir.source import MAX_NESTING, SourceError, check_nesting, decode
 from tilemlir.tools.pass_pipeline import parse_pipeline
-from tilemlir.tools.source import MAX_NESTING, SourceError, check_nesting, decode
 
 NVVM_OPS = sorted({cls.OPERATION_NAME for dialect in (nvvm_dialect, nvgpu_dialect)
                    for _, cls in inspect.getmembers(dialect, inspect.isclass)

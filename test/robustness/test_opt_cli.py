@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from harness import OptCase
+from harness import OptCase, nested
 
 GOOD = "func.func @f() {\n  return\n}\n"
 GOOD_OUT = "module {\n  func.func @f() {\n    return\n  }\n}\n"
@@ -29,20 +29,6 @@ gpu.module @m {
   }
 }
 """
-
-
-def _nested(kind: str, depth: int) -> str:
-    if kind == "regions":
-        return ("func.func @f() {\n" + "scf.execute_region {\n" * depth
-                + "scf.yield\n}\n" * depth + "return\n}\n")
-    if kind == "arrays":
-        return "func.func @f() attributes {a = " + "[" * depth + "]" * depth + "} { return }\n"
-    if kind == "types":
-        return "func.func private @f() -> " + "tuple<" * depth + "i32" + ">" * depth + "\n"
-    if kind == "dicts":
-        return ("func.func @f() attributes {a = " + "{b = " * depth + "unit" + "}" * depth
-                + "} { return }\n")
-    raise ValueError(kind)
 
 
 CASES = [
@@ -140,17 +126,17 @@ CASES = [
 for kind in ("regions", "arrays", "types", "dicts"):
     for depth in (300, 5000, 100000):
         CASES.append(OptCase(f"nesting-{kind}-{depth}", ["in.mlir", "-o", "out.mlir"],
-                             {"in.mlir": _nested(kind, depth), "out.mlir": OLD},
+                             {"in.mlir": nested(kind, depth), "out.mlir": OLD},
                              errors=("nesting deeper than 256 levels",)))
 CASES += [
-    OptCase("nesting-regions-100-ok", ["in.mlir"], {"in.mlir": _nested("regions", 100)}, rc=0),
+    OptCase("nesting-regions-100-ok", ["in.mlir"], {"in.mlir": nested("regions", 100)}, rc=0),
     OptCase("nesting-in-string-ok", ["in.mlir"],
             {"in.mlir": 'func.func @f() attributes {s = "' + "{[(<" * 2000 + '"} { return }\n'},
             rc=0),
     OptCase("nesting-in-comment-ok", ["in.mlir"], {"in.mlir": "// " + "{" * 5000 + "\n" + GOOD},
             rc=0),
     OptCase("nesting-split-chunk-line", ["in.mlir", "--split-input-file"],
-            {"in.mlir": GOOD + "// -----\n" + _nested("arrays", 400)},
+            {"in.mlir": GOOD + "// -----\n" + nested("arrays", 400)},
             errors=("in.mlir:5: nesting deeper",)),
 ]
 
@@ -191,10 +177,37 @@ BAD_OPTIONS = {
                                 "opt-level of gpu-lower-to-nvvm-pipeline must be 0, 1, 2 or 3"),
     "upstream-nvvm-ptx-999": ("gpu-lower-to-nvvm-pipeline{cubin-chip=sm_80 cubin-features=+ptx999}",
                               "unknown PTX ISA version 999"),
+    "upstream-unknown-option": ("canonicalize{bogus-option=1}",
+                                "pass pipeline element 'canonicalize{bogus-option=1}': no such "
+                                "option bogus-option"),
+    "upstream-bad-option-value": ("canonicalize{max-iterations=abc}",
+                                  "option max-iterations cannot be 'abc'"),
+    "upstream-bad-flag-value": ("canonicalize{region-simplify=maybe}",
+                                "option region-simplify cannot be 'maybe'"),
+    "nested-unknown-pass": ("gpu.module(nosuch)", "'nosuch' is neither a tilemlir pass"),
+    "nested-unknown-option": ("gpu.module(cse{x=1})", "no such option x"),
 }
 for name, (pipeline, message) in BAD_OPTIONS.items():
     CASES.append(OptCase(f"option-{name}", ["in.mlir", "-o", "out.mlir",
                                             f"--pass-pipeline=builtin.module({pipeline})"],
+                         {"in.mlir": GOOD, "out.mlir": OLD}, errors=(message,)))
+
+
+# ---- IR printing options: pass names are checked before anything runs
+BAD_PRINTING = {
+    "after-unknown": (["--mlir-print-ir-after=tile-dispath"],
+                      "--mlir-print-ir-after: 'tile-dispath' is neither a tilemlir pass"),
+    "before-unknown-upstream": (["--mlir-print-ir-before=cse,canonicalise"],
+                                "--mlir-print-ir-before: 'canonicalise' is neither"),
+    "before-pipeline": (["--mlir-print-ir-before=tile-to-ptx"],
+                        "tile-to-ptx is a pipeline, not a pass"),
+    "after-empty": (["--mlir-print-ir-after="], "--mlir-print-ir-after needs pass names"),
+    "after-commas-only": (["--mlir-print-ir-after=,,"], "needs pass names"),
+    "after-not-a-name": (["--mlir-print-ir-after=cse{x=1}"], "'cse{x=1}' is not a pass name"),
+}
+for name, (flags, message) in BAD_PRINTING.items():
+    CASES.append(OptCase(f"printing-{name}", ["in.mlir", "-o", "out.mlir",
+                                              "--pass-pipeline=builtin.module(cse)", *flags],
                          {"in.mlir": GOOD, "out.mlir": OLD}, errors=(message,)))
 
 
@@ -230,3 +243,4 @@ def test_a_killed_compiler_process_is_an_error_not_a_death(tmp_path):
     assert "internal error: MLIR/LLVM killed the compiler process (SIGSEGV" in stderr
     assert "please report it" in stderr
     assert out.read_bytes() == OLD
+

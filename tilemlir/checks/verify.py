@@ -44,6 +44,17 @@ MAX_GLOBAL_LAYOUT_VALUE = 2 ** 47
 MAX_INJECTIVITY_ELEMENTS = 2 ** 20
 MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)
 MAX_SWIZZLE_BITS = 24                   # far beyond the 128-byte swizzles the hardware knows
+MAX_CLUSTER_CTAS = 8                    # the portable cluster size
+MAX_NON_PORTABLE_CLUSTER_CTAS = 16      # with tile.cluster_non_portable (sm_90, sm_100)
+NAMED_BARRIERS = 16                     # bar.sync / bar.arrive / bar.red ids 0..15
+# Ops that take a named barrier's id (operand 0) and thread count (`threads`).
+NAMED_BARRIER_OPS = ("tile.named_barrier", "tile.barrier_arrive", "tile.barrier_or")
+# Attributes of tile ops that are counts, sizes or indices: an i1 one (`1 : i1`) is a BoolAttr,
+# which lowerings would read as True or False.
+INTEGER_ATTRIBUTES = ("axis", "offset", "ncols", "cta_group", "threads", "pending", "count")
+# tcgen05 ops whose cta_group must agree within a kernel (ptxas rejects a mix).
+CTA_GROUP_OPS = ("tile.tmem_alloc", "tile.tmem_relinquish", "tile.tmem_dealloc",
+                 "tile.tcgen05_commit", "tile.gemm_async")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -246,7 +257,10 @@ def _check_destination(op: ir.Operation, problems: _Problems) -> None:
     if parse_buffer_type(dst.type).scope == "global":
         if op.name in MASKED_OPS:       # a global window's elements past the edge: unwritten
             return
-        where = overhang(dst)
+        try:
+            where = overhang(dst)
+        except (ValueError, LayoutError, ir.MLIRError):
+            return          # a bad type up the window chain, reported where it is defined
         if where is not None:
             problems.add(op, f"{op.name} writes a window hanging past its global buffer's edge "
                              f"({where}): store it with bounds=... or by TMA")
@@ -273,6 +287,149 @@ def _check_root_scope(op: ir.Operation, problems: _Problems) -> None:
                          f"says \"{scope}\"")
 
 
+def _constant(value: ir.Value) -> int | None:
+    """The value of an integer arith.constant, or None for anything else."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _extents(op: ir.Operation, name: str) -> list[int] | None:
+    """The three extents of a kernel attribute (array<i32: x, y, z>), None when absent or
+    malformed (_check_extents reports that)."""
+    if name not in op.attributes:
+        return None
+    attr = op.attributes[name]
+    if not isinstance(attr, ir.DenseI32ArrayAttr) or len(attr) != 3:
+        return None
+    return list(attr)
+
+
+class _Kernel:
+    """What the checks of one gpu.func gather from its ops (a post-order walk meets them
+    before the gpu.func itself): named barriers, tcgen05 cta_groups, commit multicast masks."""
+
+    def __init__(self):
+        self.barriers: list[ir.Operation] = []
+        self.groups: list[tuple[ir.Operation, int]] = []
+        self.multicasts: list[tuple[ir.Operation, int]] = []
+
+    def add(self, op: ir.Operation, problems: "_Problems") -> None:
+        name = op.name
+        if name in NAMED_BARRIER_OPS:
+            self.barriers.append(op)
+        if name in CTA_GROUP_OPS and "cta_group" in op.attributes:
+            attr = op.attributes["cta_group"]
+            group = ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+            if group not in (1, 2):
+                problems.add(op, f"{name} cta_group must be 1 or 2, got {attr}")
+            else:
+                self.groups.append((op, group))
+        if name == "tile.tcgen05_commit" and len(op.operands) > 1:
+            mask = _constant(op.operands[1])
+            if mask is not None:
+                self.multicasts.append((op, mask & 0xFFFF))
+
+    def check(self, func: ir.Operation, target: Target, problems: "_Problems") -> None:
+        cluster = _check_cluster(func, target, problems)
+        ctas = cluster[0] * cluster[1] * cluster[2] if cluster else 1
+        block = _extents(func, kernel_abi.BLOCK)
+        threads = block[0] * block[1] * block[2] if block and min(block) > 0 else None
+        for op in self.barriers:
+            _check_named_barrier(op, threads, problems)
+        first = self.groups[0] if self.groups else None
+        for op, group in self.groups:
+            if group != first[1]:
+                problems.add(op, f"{op.name} uses cta_group::{group}, but this kernel's "
+                                 f"{first[0].name} at {_where(first[0])} uses cta_group::"
+                                 f"{first[1]}: a kernel's tcgen05 alloc, MMA and commit ops "
+                                 f"use one cta_group (ptxas rejects a mix)")
+            elif group == 2 and (cluster is None or cluster[0] % 2):
+                problems.add(op, f"{op.name} with cta_group::2 works on a CTA pair: the "
+                                 f"kernel needs a cluster with an even x extent (e.g. "
+                                 f"tile.cluster = array<i32: 2, 1, 1>), got "
+                                 f"{cluster or 'no cluster'}")
+        for op, mask in self.multicasts:
+            if mask == 0:
+                problems.add(op, "tile.tcgen05_commit multicast mask names no CTA")
+            elif mask >> ctas:
+                problems.add(op, f"tile.tcgen05_commit multicast mask {mask:#b} names CTA "
+                                 f"ranks beyond the {ctas} CTA(s) of the kernel's cluster")
+
+
+def _where(op: ir.Operation) -> str:
+    loc = op.location
+    while loc.is_a_name() or loc.is_a_callsite():
+        loc = loc.child_loc if loc.is_a_name() else loc.callee
+    return f"line {loc.start_line}" if loc.is_a_file() else "another op"
+
+
+def _check_cluster(func: ir.Operation, target: Target, problems: "_Problems") -> list | None:
+    """The kernel's cluster shape (None without one), after checking it: three positive
+    extents, at most 8 CTAs (16 with the non-portable opt-in), a grid of whole clusters, and
+    a chip with clusters."""
+    if kernel_abi.CLUSTER not in func.attributes:
+        if kernel_abi.NON_PORTABLE_CLUSTER in func.attributes:
+            problems.add(func, f"{kernel_abi.NON_PORTABLE_CLUSTER} without "
+                               f"{kernel_abi.CLUSTER}: there is no cluster shape to allow")
+        return None
+    cluster = _extents(func, kernel_abi.CLUSTER)
+    if cluster is None or min(cluster) < 1:
+        problems.add(func, f"{kernel_abi.CLUSTER} must be three positive extents "
+                           f"(array<i32: x, y, z>), got {func.attributes[kernel_abi.CLUSTER]}")
+        return None
+    ctas = cluster[0] * cluster[1] * cluster[2]
+    non_portable = kernel_abi.NON_PORTABLE_CLUSTER in func.attributes
+    limit = MAX_NON_PORTABLE_CLUSTER_CTAS if non_portable else MAX_CLUSTER_CTAS
+    if ctas > limit:
+        problems.add(func, f"a cluster of {cluster} has {ctas} CTAs, more than "
+                           + (f"{limit} (the most any GPU runs)" if non_portable else
+                              f"the portable {limit} (up to {MAX_NON_PORTABLE_CLUSTER_CTAS} "
+                              f"with {kernel_abi.NON_PORTABLE_CLUSTER}, or "
+                              f"T.cluster_shape(..., non_portable=True))"))
+    if not target.has_hardware_for("clusters"):
+        problems.add(func, f"the kernel runs in clusters of {cluster}: thread-block clusters "
+                           f"need sm_90 or newer, the target is {target.chip}")
+    # A grid extent known only at launch (tile.grid_exprs) is the kernel's to make whole
+    # clusters of; tile.grid holds a placeholder there.
+    exprs = [ir.StringAttr(a).value
+             for a in ir.ArrayAttr(func.attributes[kernel_abi.GRID_EXPRS])] \
+        if kernel_abi.GRID_EXPRS in func.attributes else []
+    at_launch = [bool(e) for e in exprs] + [False] * (3 - len(exprs))
+    for name in (kernel_abi.GRID, "known_grid_size"):
+        grid = _extents(func, name)
+        if grid is not None and any(g % c for g, c, late in zip(grid, cluster, at_launch)
+                                    if not (late and name == kernel_abi.GRID)):
+            problems.add(func, f"{name} {grid} is not made of whole clusters of {cluster}: "
+                               f"each grid extent must be a multiple of the cluster's")
+    return cluster
+
+
+def _check_integer_attributes(op: ir.Operation, problems: "_Problems") -> None:
+    for name in INTEGER_ATTRIBUTES:
+        if name in op.attributes and isinstance(op.attributes[name], ir.BoolAttr):
+            problems.add(op, f"{op.name} {name} must be an integer such as 1 : i64, got "
+                             f"{op.attributes[name]} (a boolean)")
+
+
+def _check_named_barrier(op: ir.Operation, block_threads: int | None,
+                         problems: "_Problems") -> None:
+    barrier = _constant(op.operands[0])
+    if barrier is not None and not 0 <= barrier < NAMED_BARRIERS:
+        problems.add(op, f"{op.name} barrier id {barrier} is outside 0..{NAMED_BARRIERS - 1} "
+                         f"(the named barriers of a CTA)")
+    attr = op.attributes["threads"]
+    threads = ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+    if threads is None or threads < 32 or threads % 32:
+        problems.add(op, f"{op.name} threads must be a positive multiple of 32 (whole warps), "
+                         f"got {attr}")
+    elif block_threads is not None and threads > block_threads:
+        problems.add(op, f"{op.name} waits for {threads} threads, but the block has "
+                         f"{block_threads}: it would never complete")
+
+
 def _inside_gpu_func(op: ir.Operation) -> bool:
     parent = op.parent
     while parent is not None:
@@ -286,9 +443,10 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
     """Every problem of the tile ops (and kernel extents) under `root` for `target`."""
     problems = _Problems()
     tile_ops_seen = False                 # in the gpu.func being walked (post-order: ops first)
+    kernel = _Kernel()                    # likewise
 
     def visit(op):
-        nonlocal tile_ops_seen
+        nonlocal tile_ops_seen, kernel
         name = op.name
         if name.startswith("tile."):
             tile_ops_seen = True
@@ -311,8 +469,13 @@ def verify_tile_ir(root: ir.Operation, target: Target) -> list[tuple[ir.Location
             _check_extents(op, kernel_abi.BLOCK, MAX_BLOCK_DIMS, problems)
             _check_extents(op, "known_grid_size", MAX_GRID_DIMS, problems)
             _check_extents(op, kernel_abi.GRID, MAX_GRID_DIMS, problems)
+            kernel.check(op, target, problems)
+            kernel = _Kernel()
         elif name.startswith("tile."):
             _check_buffer_values(op, problems)
+        if name.startswith("tile."):
+            _check_integer_attributes(op, problems)
+            kernel.add(op, problems)
         if name in WRITING_OPS:
             _check_destination(op, problems)
         if name in ROOT_SCOPES:

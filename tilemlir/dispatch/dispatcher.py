@@ -16,7 +16,6 @@ on its own (`replay=False`), only built faster on big, repetitive kernels.
 
 from __future__ import annotations
 
-import os
 
 from mlir import ir
 from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
@@ -24,6 +23,7 @@ from mlir.rewrite import RewritePatternSet, walk_and_apply_patterns
 from tilemlir.dispatch import explain, memo
 from tilemlir.dispatch.context import DISPATCHED_OPS, DispatchContext
 from tilemlir.dispatch.registry import Reject, Variant, variants_for
+from tilemlir.env import flag as env_flag
 from tilemlir.layout import LayoutError
 from tilemlir.target import Target
 
@@ -128,7 +128,7 @@ class _Dispatcher:
         try:
             sig = memo.Signature(operation, self.describer) if self.replay else None
         except Exception:  # a value the analysis cannot read: dispatch this op on its own
-            if os.environ.get("TILEMLIR_DEBUG"):
+            if env_flag("TILEMLIR_DEBUG"):
                 raise
             sig = None
         if sig is not None and self.failed and (sig.key, sig.places) in self.failed:
@@ -158,7 +158,7 @@ class _Dispatcher:
                 self.failed[sig.key, sig.places] = str(failure)
             return True  # no match: leave the op for the diagnostic
         except Exception as err:  # a bug in a variant: say where, keep the user's process alive
-            if os.environ.get("TILEMLIR_DEBUG"):
+            if env_flag("TILEMLIR_DEBUG"):
                 raise
             self.failures.append((operation.location,
                                   f"internal error while dispatching '{operation.name}': "

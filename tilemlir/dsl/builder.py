@@ -12,6 +12,7 @@ import math
 from mlir import ir
 from mlir.dialects import gpu
 
+from tilemlir.checks.verify import MAX_CLUSTER_CTAS, MAX_NON_PORTABLE_CLUSTER_CTAS
 from tilemlir.dsl.values import KernelError
 from tilemlir.ir import emit, kernel_abi
 from tilemlir.ir.context import shared_context
@@ -47,6 +48,7 @@ class KernelBuilder:
         self.dim_args: list = []                # (run-time dim, kernel argument index)
         self.extents: list = []                 # (parameter, leading extent as JSON)
         self.cluster: list[int] | None = None
+        self.non_portable_cluster = False
         self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
         self.pool = None
         self._tid = None
@@ -81,7 +83,8 @@ class KernelBuilder:
             self.param_names, self.block_size(), self.grid_size(),
             tuple(self._cluster_size()) if self.cluster is not None else None,
             tuple(self.dim_args), tuple(self.extents),
-            grid_exprs + ("",) * (3 - len(grid_exprs)) if any(grid_exprs) else ())
+            grid_exprs + ("",) * (3 - len(grid_exprs)) if any(grid_exprs) else (),
+            self.non_portable_cluster)
         with self.context:
             kernel_abi.declare(self.func.operation, declaration)
         return self.module
@@ -101,6 +104,7 @@ class KernelBuilder:
                     self.dim_value(name)            # every dim of it is known at launch
         self.grid = list(dims)
         self.grid_exprs = dynamic
+        self._check_cluster()
 
     # ------------------------------------------------------------------ run-time dims
     def bind_dims(self, values: dict, args: list, extents: list) -> None:
@@ -116,27 +120,41 @@ class KernelBuilder:
                               f"called (make it the leading extent of one)")
         return value
 
-    def set_cluster(self, dims: list[int]) -> None:
+    def set_cluster(self, dims: list[int], non_portable: bool = False) -> None:
         if self.cluster is not None and list(dims) != self.cluster:
             raise KernelError(f"the cluster shape is declared twice: {self.cluster} and "
                               f"{list(dims)}")
         if not 1 <= len(dims) <= 3:
             raise KernelError(f"the cluster shape is 1 to 3 extents, got {list(dims)}")
         self.cluster = list(dims)
+        self.non_portable_cluster = non_portable
+        self._check_cluster()
 
-    def _cluster_size(self) -> list[int]:
+    def _check_cluster(self) -> None:
+        """Checks the cluster shape as soon as it (and the grid) are declared, so that the
+        error names that line; finish() checks again for a grid declared after it."""
+        if self.cluster is not None:
+            self._cluster_size(grid_known=self.grid is not None)
+
+    def _cluster_size(self, grid_known: bool = True) -> list[int]:
         """The cluster shape as 3 extents, checked against the grid (the launch needs whole
-        clusters) and the portable limit of 8 CTAs."""
+        clusters) and the portable limit of 8 CTAs (16 with the non-portable opt-in)."""
         cluster = self.cluster + [1] * (3 - len(self.cluster))
         grid = self.grid_size()
         known = [e is None for e in self.grid_exprs] + [True] * (3 - len(self.grid_exprs))
         # (a run-time grid extent is the kernel's to make whole clusters of)
-        if any(g % c for g, c, k in zip(grid, cluster, known) if k):
+        if grid_known and any(g % c for g, c, k in zip(grid, cluster, known) if k):
             raise KernelError(f"the grid {list(grid)} is not made of whole clusters of "
                               f"{cluster}")
-        if cluster[0] * cluster[1] * cluster[2] > 8:
-            raise KernelError(f"a cluster of {cluster} has more than 8 CTAs (the portable "
-                              f"cluster size)")
+        ctas = cluster[0] * cluster[1] * cluster[2]
+        if self.non_portable_cluster and ctas > MAX_NON_PORTABLE_CLUSTER_CTAS:
+            raise KernelError(f"a cluster of {cluster} has {ctas} CTAs, more than "
+                              f"{MAX_NON_PORTABLE_CLUSTER_CTAS} (the most any GPU runs)")
+        if not self.non_portable_cluster and ctas > MAX_CLUSTER_CTAS:
+            raise KernelError(f"a cluster of {cluster} has more than {MAX_CLUSTER_CTAS} CTAs "
+                              f"(the portable cluster size; up to "
+                              f"{MAX_NON_PORTABLE_CLUSTER_CTAS} with "
+                              f"T.cluster_shape(..., non_portable=True))")
         return cluster
 
     def grid_size(self) -> tuple[int, int, int]:

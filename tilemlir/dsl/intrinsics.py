@@ -165,7 +165,7 @@ def _tid() -> Scalar:
 
 def _dims(dims, what: str) -> list[int]:
     dims = list(dims) if isinstance(dims, (list, tuple)) else [dims]
-    if not all(isinstance(d, int) and d > 0 for d in dims):
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d > 0 for d in dims):
         raise KernelError(f"{what} takes positive static extents, got {dims}")
     return dims
 
@@ -192,10 +192,15 @@ def cta_id(dims):
     return ids[0] if len(ids) == 1 else tuple(ids)
 
 
-def cluster_shape(dims) -> None:
+def cluster_shape(dims, non_portable: bool = False) -> None:
     """Launches the CTAs in thread-block clusters of `dims` (1 to 3 extents dividing the
-    grid's): recorded as the gpu.func attribute `tile.cluster`, which the runtime launches with."""
-    current().set_cluster(_dims(dims, "T.cluster_shape"))
+    grid's, sm_90 or newer): recorded as the gpu.func attribute `tile.cluster`, which the
+    runtime launches with. At most 8 CTAs, or 16 with `non_portable=True` (CUDA's non-portable
+    cluster sizes, which not every GPU can run)."""
+    if not isinstance(non_portable, bool):
+        raise KernelError(f"T.cluster_shape non_portable must be True or False, got "
+                          f"{non_portable!r}")
+    current().set_cluster(_dims(dims, "T.cluster_shape"), non_portable)
 
 
 def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:

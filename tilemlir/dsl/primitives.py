@@ -15,6 +15,7 @@ from __future__ import annotations
 from mlir import ir
 from mlir.dialects import arith
 
+from tilemlir.checks.verify import NAMED_BARRIERS
 from tilemlir.dsl.buffers import TileBuffer
 from tilemlir.dsl.values import KernelError, Scalar, as_scalar
 from tilemlir.ir import emit
@@ -695,26 +696,38 @@ class _Cuda:
     def bar_sync(self, barrier_id, threads: int) -> None:
         """bar.sync barrier_id, threads: only the `threads` threads using this id wait (ids
         1..15; 0 is cta_sync's; warpgroup-scope reductions over warps take 15 - wg)."""
-        if not isinstance(threads, int) or isinstance(threads, bool):
-            raise KernelError(f"bar_sync threads must be an integer, got {threads!r}")
-        _op("named_barrier", [as_scalar(barrier_id, emit.i32()).value],
-            {"threads": _i64_attr(threads)}, None)
+        _op("named_barrier", [_barrier_id(barrier_id, "bar_sync")],
+            {"threads": _i64_attr(_barrier_threads(threads, "bar_sync"))}, None)
 
     def bar_arrive(self, barrier_id, threads: int) -> None:
         """bar.arrive barrier_id, threads: counts this thread towards the barrier without
         waiting; the `threads` include those that wait on it with bar_sync."""
-        if not isinstance(threads, int) or isinstance(threads, bool):
-            raise KernelError(f"bar_arrive threads must be an integer, got {threads!r}")
-        _op("barrier_arrive", [as_scalar(barrier_id, emit.i32()).value],
-            {"threads": _i64_attr(threads)}, None)
+        _op("barrier_arrive", [_barrier_id(barrier_id, "bar_arrive")],
+            {"threads": _i64_attr(_barrier_threads(threads, "bar_arrive"))}, None)
 
     def bar_or(self, barrier_id, threads: int, pred) -> Scalar:
         """bar_sync that also returns, to each of the `threads` threads, whether any of them
         passed a true `pred` (a boolean the whole group may branch on)."""
-        if not isinstance(threads, int) or isinstance(threads, bool):
-            raise KernelError(f"bar_or threads must be an integer, got {threads!r}")
-        return Scalar(_op("barrier_or", [as_scalar(barrier_id, emit.i32()).value, _bool(pred)],
-                          {"threads": _i64_attr(threads)}, None, results=[emit.i1()]).result)
+        return Scalar(_op("barrier_or", [_barrier_id(barrier_id, "bar_or"), _bool(pred)],
+                          {"threads": _i64_attr(_barrier_threads(threads, "bar_or"))}, None,
+                          results=[emit.i1()]).result)
+
+
+def _barrier_id(barrier_id, what: str) -> ir.Value:
+    """A named barrier's id: a device value, or a static one of the 16 a CTA has."""
+    if isinstance(barrier_id, bool) or (isinstance(barrier_id, int)
+                                        and not 0 <= barrier_id < NAMED_BARRIERS):
+        raise KernelError(f"{what} barrier_id must be one of the named barriers 0.."
+                          f"{NAMED_BARRIERS - 1}, got {barrier_id!r}")
+    return as_scalar(barrier_id, emit.i32()).value
+
+
+def _barrier_threads(threads, what: str) -> int:
+    """A named barrier's thread count: static, whole warps."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 32 or threads % 32:
+        raise KernelError(f"{what} threads must be a positive multiple of 32 (whole warps), "
+                          f"got {threads!r}")
+    return threads
 
 
 ptx = _Ptx()

@@ -149,7 +149,9 @@ def gep(base: ir.Value, elem: ir.Type, offset: Index) -> ir.Value:
     if isinstance(offset, int):
         if offset == 0:
             return base
-        return llvm.getelementptr(base.type, base, [], [offset], elem, 0)
+        if -2 ** 31 <= offset < 2 ** 31:        # a GEP's constant indices are i32
+            return llvm.getelementptr(base.type, base, [], [offset], elem, 0)
+        offset = const(offset, i64())
     return llvm.getelementptr(base.type, base, [to_index_i64(offset)], [GEP_DYNAMIC], elem, 0)
 
 

@@ -9,6 +9,8 @@ gives their shape and element type. The gpu.func declares the rest in attributes
     tile.grid = array<i32: gx, gy, gz>           the launch grid (absent: 1, 1, 1)
     tile.cluster = array<i32: cx, cy, cz>        the thread-block cluster shape, for a kernel
                                                  launched in clusters (absent: none)
+    tile.cluster_non_portable                    (a unit attribute) the opt-in to clusters of
+                                                 9 to 16 CTAs, which not every GPU runs
     tile.tensor_maps = [{param = 0, arg = 3, box = array<i64: 128, 64>, swizzle = 128}, ...]
                                                  TMA tensor maps dispatch added as parameters
     tile.dims = [{name = "M", arg = 3}]          run-time dims (T.dynamic): hidden i32
@@ -47,6 +49,7 @@ BLOCK = "known_block_size"
 PARAMS = "tile.params"
 GRID = "tile.grid"
 CLUSTER = "tile.cluster"
+NON_PORTABLE_CLUSTER = "tile.cluster_non_portable"
 TENSOR_MAPS = "tile.tensor_maps"
 LOWERED_TENSOR_MAPS = "tile.kernel_abi"     # on the top-level module, after lowering
 TENSOR_MAP_BYTES = 128                      # a CUtensorMap, passed by value
@@ -112,6 +115,7 @@ class KernelDeclaration:
     dims: tuple[tuple[str, int], ...] = ()          # (run-time dim, its kernel argument)
     extents: tuple[tuple[int, str], ...] = ()       # (parameter, leading extent as JSON)
     grid_exprs: tuple[str, ...] = ()                # per grid dim: JSON, or "" (static)
+    non_portable_cluster: bool = False              # clusters of more than 8 CTAs allowed
 
     def param_names(self, count: int) -> list[str]:
         """The names of `count` parameters: the declared ones if they match, else arg0, ..."""
@@ -163,7 +167,7 @@ def read(func: ir.Operation) -> KernelDeclaration:
     grid_exprs = tuple(ir.StringAttr(a).value for a in ir.ArrayAttr(attrs[GRID_EXPRS])) \
         if GRID_EXPRS in attrs else ()
     return KernelDeclaration(params, block_size(func), grid, cluster_shape(func), dims,
-                             extents, grid_exprs)
+                             extents, grid_exprs, NON_PORTABLE_CLUSTER in attrs)
 
 
 def shared_memory_bytes(func: ir.Operation) -> int:
@@ -235,6 +239,8 @@ def declare(func: ir.Operation, declaration: KernelDeclaration) -> None:
     attrs[GRID] = ir.DenseI32ArrayAttr.get(list(d.grid))
     if d.cluster is not None:
         attrs[CLUSTER] = ir.DenseI32ArrayAttr.get(list(d.cluster))
+        if d.non_portable_cluster:
+            attrs[NON_PORTABLE_CLUSTER] = ir.UnitAttr.get()
     if d.dims:
         attrs[DIMS] = ir.ArrayAttr.get([ir.DictAttr.get({"name": ir.StringAttr.get(n),
                                                          "arg": _i64(a)}) for n, a in d.dims])

@@ -2,12 +2,14 @@
 
     O = softmax(Q K^T * scale [+ causal mask]) V        per (batch, head)
 
-Q, K, V and O are [B, H, S, D] tensors seen as (B*H*S) x D matrices. A work item is one
-BQ = 128-row block of one head's output, which walks that head's keys in BKV = 128-row
-blocks. The grid is persistent: one CTA per SM, each taking every SMS-th item (a head's
-query blocks are consecutive items, so the CTAs at work share its K and V in L2; causal
-items come longest first), so the producer loads the next item's Q and keys while the
-consumers finish the last one.
+Q and O are [B, H, Sq, D] tensors, K and V [B, Hkv, Skv, D] with H = group * Hkv (grouped-query
+attention: query head h reads K/V head h // group; MQA is Hkv = 1), each contiguous and seen as
+a matrix of rows (B*H*Sq x D, B*Hkv*Skv x D). A work item is one BQ = 128-row block of one query
+head's output, which walks its K/V head's keys in BKV-row blocks (128; 64 at D = 256). The grid
+is persistent: one CTA per SM, each taking every SMS-th item (a head's query blocks are
+consecutive items, and a group's query heads consecutive heads, so the CTAs at work share their
+K and V in L2; causal items come longest first), so the producer loads the next item's Q and
+keys while the consumers finish the last one.
 
 - warpgroup 0 is the producer: one elected thread loads an item's Q block (once the
   consumers' last Q K^T of the previous item has read Q: Q is a stage ring of one stage), then
@@ -17,7 +19,7 @@ consumers finish the last one.
   it, V only after P V), each freed by both consumers.
 - warpgroups 1 and 2 are the consumers, 64 query rows each (wgmma's M). Per key block j:
     S = Q K^T                    wgmma from shared memory, fp32 in registers (64 x BKV)
-    [causal, diagonal block: S = -inf where key > query]
+    [masked blocks: S = -inf at keys a row must not see]
     m' = max(m, rowmax(S) * c)   c = scale * log2(e): the softmax runs in base 2
     P = exp2(S * c - m')         ex2.approx, in the registers S came in
     l = l * exp2(m - m') + rowsum(P)
@@ -36,55 +38,113 @@ consumers finish the last one.
   each thread keeps the rows it holds, replicated over the four lanes of a row, so the row
   max and sum are a thread fold plus two shuffles and every broadcast stays in registers.
 
-D is 64 or 128 (one or two 64-column, 128-byte-swizzled chunks, each its own TMA box and
-its own wgmma K-chunk / N-chunk); S must be a multiple of 128. Causal attention skips the
-key blocks past the diagonal and masks the diagonal block.
+Head dims: 64 and 128 are one or two 64-column chunks with the 128-byte swizzle, each its own
+TMA box and its own wgmma K-chunk / N-chunk; 96 is three 32-column chunks with the 64-byte
+swizzle (no padding: Q K^T is 6 k16 steps, P V one n96 chain); 256 is four 64-column chunks
+with key blocks of 64 rows (BKV), which keeps two stages of K and V beside Q in 193 KiB of
+shared memory and the 64 x 256 output accumulator, S and P in a consumer's 240 registers.
 
-On the H200 (results/2026-12-01-attention/): 0.94x cuDNN's attention (torch's fastest
-backend) over batch 8 x 16 heads x seq 1024-16384, D 64 / 128, causal or not; 1.00-1.03x at
-D 128 without a mask from seq 4096; 1.3-1.8x FlashAttention-2. Measured and not kept:
+Shapes (general: any Sq, Skv >= 1, each head its own):
+- causal attention is aligned to the end, as FlashAttention: query i sees keys up to
+  i + diagonal, diagonal = Skv - Sq (>= 0); torch's is_causal (aligned to the start) is
+  diagonal = 0. A query block stops at its last visible key block; the blocks that hold keys
+  past some row's diagonal are masked.
+- a ragged key tail stays inside its head: the last key block is loaded shifted back to end
+  at the head's last key (TMA, all BKV rows inside the head), and the keys it repeats from the
+  block before are masked; a head with fewer keys than a block (Skv < BKV) is loaded by the
+  producer warpgroup with masked cp.async (zeros past Skv), so no key or value of the next
+  head is ever read. Masking is an iota / compare / select on the scores of the blocks that
+  need it, nothing elsewhere.
+- a ragged query tail reads the next rows of Q (each row's softmax is its own) and stores
+  only the head's own rows (masked stores).
+- run-time shapes (B = H = S = None): Q's and K's rows are run-time dims (T.dynamic) and the
+  kernel takes Sq, Skv (and, causal, the diagonal) as arguments after O, so one compile
+  serves every batch, head count and length; the grid is min(Q's rows, SMS) CTAs.
+With B, H and S fixed, Sq = Skv a multiple of 128, D 64 or 128 and no grouping, the kernel is
+exactly the one of the shapes it had before these (bench/ptx_hashes.py).
+
+On the H200 (results/2026-12-01-attention/, fixed shapes): 0.94x cuDNN's attention (torch's
+fastest backend) over batch 8 x 16 heads x seq 1024-16384, D 64 / 128, causal or not;
+1.00-1.03x at D 128 without a mask from seq 4096; 1.3-1.8x FlashAttention-2 (the general
+shapes and the run-time-shape kernel: bench/attention.py --suite general, --fixed-shapes).
+Measured and not kept:
 exp2 of P in pairs of the input type (ex2.approx.f16x2, half the MUFU work), 10-17% slower at seq 4096 on the H200 (the new P needs a second register tile while
 P V still reads the old one; results/2026-12-01-attention/), so the exponentials stay f32.
 """
 
 import math
+import sys
 import threading
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import Barriers, Persistent, ShapeError, warp_specialized
+from tilemlir.kernels.parts import (SHARED_MEMORY_BYTES, Barriers, Persistent, ShapeError,
+                                    warp_specialized)
 from tilemlir.lang import wgmma_a_layout, wgmma_accumulator_layout
 
 Tx = T.tile
 
 _DTYPES = ("float16", "bfloat16")
+HEAD_DIMS = (64, 96, 128, 256)
 BQ = 128                # query rows per CTA (two consumer warpgroups of 64)
-BKV = 128               # key / value rows per block
-CHUNK = 64              # head-dim columns per 128-byte swizzle row (16-bit elements)
 LOG2E = 1.4426950408889634
 NEG_INF = float("-inf")
 M_INIT = -1.0e30        # a running max below any score, whose exp2(m - m') is 0, never NaN
+PRODUCER_BARRIER = 1    # named barrier of the producer warpgroup (the consumers take 3 and 4)
+Q_ROWS = T.dynamic("q_rows")    # run-time shapes: B*H*Sq
+KV_ROWS = T.dynamic("kv_rows")  # and B*Hkv*Skv
 
 
-def _check(B, H, S, D, dtype, STAGES):
+def key_block(D: int) -> int:
+    """BKV, the key / value rows per block: 128, or 64 at D = 256 (shared memory, registers)."""
+    return 64 if D == 256 else 128
+
+
+def _chunk(D: int) -> tuple[int, str]:
+    """(columns per chunk, swizzle) of the shared Q, K and V tiles: 64-column 128-byte rows, or
+    for D = 96 32-column 64-byte rows (three chunks, no padding)."""
+    return (32, "64B") if D == 96 else (64, "128B")
+
+
+def _positive(name, value):
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ShapeError(f"flash_attention: {name}={value!r} must be a positive integer")
+
+
+def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV):
     if dtype not in _DTYPES:
         raise ShapeError(f"flash_attention: dtype must be one of {_DTYPES}, got {dtype!r}")
-    for name, value in (("B", B), ("H", H), ("S", S)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ShapeError(f"flash_attention: {name}={value!r} must be a positive integer")
-    if D not in (64, 128):
-        raise ShapeError(f"flash_attention: head dim D={D!r} must be 64 or 128")
-    if S % BKV:
-        raise ShapeError(f"flash_attention: sequence length S={S} must be a multiple of "
-                         f"{BKV} (the key block)")
+    _positive("group", group)
+    if (B, H, S) == (None, None, None):
+        if S_kv is not None:
+            raise ShapeError("flash_attention: with run-time shapes (B = H = S = None), S_kv "
+                             "is a kernel argument too: leave it None")
+    else:
+        for name, value in (("B", B), ("H", H), ("S", S)):
+            if value is None:
+                raise ShapeError(f"flash_attention: {name} is None but not all of B, H, S are "
+                                 f"(None for all three: shapes known at run time)")
+            _positive(name, value)
+        _positive("S_kv", S_kv)
+        if H % group:
+            raise ShapeError(f"flash_attention: H={H} query heads is not a multiple of "
+                             f"group={group} (query heads per K/V head)")
+        if causal and S > S_kv:
+            raise ShapeError(f"flash_attention: causal attention aligned to the end needs "
+                             f"S <= S_kv, got S={S} queries and S_kv={S_kv} keys")
+    if D not in HEAD_DIMS:
+        raise ShapeError(f"flash_attention: head dim D={D!r} must be one of {HEAD_DIMS}")
     if STAGES < 1:
         raise ShapeError(f"flash_attention: STAGES={STAGES} must be at least 1")
+    if isinstance(BKV, bool) or not isinstance(BKV, int) or BKV % 16 or not 16 <= BKV <= 256:
+        raise ShapeError(f"flash_attention: BKV={BKV!r} must be a multiple of 16 from 16 to "
+                         f"256 (k16 steps of P V, one TMA box)")
     smem = 1024 + (BQ + 2 * STAGES * BKV) * D * 2
-    if smem > 227 * 1024:
+    if smem > SHARED_MEMORY_BYTES:
         raise ShapeError(f"flash_attention: {STAGES} stages of K and V at D={D} need {smem} "
                          f"bytes of shared memory, more than a Hopper CTA's 227 KiB")
 
 
-def _item(u, q_blocks: int, causal: bool):
+def _item(u, q_blocks, causal: bool):
     """(head, query block) of work item u: a head's query blocks are consecutive items (the
     CTAs working at once share its K and V in L2), longest rows of keys first when causal.
     (Rounds of one length, every head's longest block first, measured 7% slower causal at
@@ -96,38 +156,116 @@ def _item(u, q_blocks: int, causal: bool):
     return head, qb
 
 
-def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGES=2,
-                    PIPELINE=True, PINGPONG=True, SMS=132, PRODUCER_REGS=24,
-                    CONSUMER_REGS=240, fast_exp=True):
-    """The kernel for q, k, v, o of shape [B, H, S, D] (contiguous, given as (B*H*S) x D).
-    scale: the softmax scale, 1 / sqrt(D) by default. SMS: the persistent grid (132 SMs on
-    the H200), each CTA taking every SMS-th (head, query block) item."""
-    _check(B, H, S, D, dtype, STAGES)
+def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_kv=None,
+                    group=1, STAGES=2, BKV=None, PIPELINE=True, PINGPONG=True, SMS=132,
+                    PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True):
+    """The kernel for q, o of shape [B, H, S, D] and k, v of [B, H / group, S_kv, D]
+    (contiguous, given as matrices of rows: (B*H*S) x D and (B*H/group*S_kv) x D).
+
+    B, H, S: ints (the shapes fixed when compiled), or all three None: shapes known at run
+    time, the kernel then taking (Q, K, V, O, Sq, Skv) and, causal, a last argument
+    `diagonal` (query i sees keys up to i + diagonal: Skv - Sq aligns to the end, as
+    FlashAttention, 0 to the start, as torch's is_causal; it must be >= 0). S_kv: keys per
+    head (default S). group: query heads per K/V head (GQA). causal with fixed shapes is
+    aligned to the end. scale: the softmax scale (> 0), 1 / sqrt(D) by default. BKV: keys
+    per block (default key_block(D)). SMS: the persistent grid (132 SMs on the H200), each CTA
+    taking every SMS-th (head, query block) item."""
+    dynamic = (B, H, S) == (None, None, None)
+    if not dynamic and S_kv is None:
+        S_kv = S
+    if BKV is None:
+        BKV = key_block(D)
+    _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV)
     if isinstance(SMS, bool) or not isinstance(SMS, int) or SMS < 1:
         raise ShapeError(f"flash_attention: SMS={SMS!r} must be a positive integer")
     if scale is None:
         scale = 1.0 / math.sqrt(D)
+    if not isinstance(scale, (int, float)) or isinstance(scale, bool) or not scale > 0 \
+            or math.isinf(scale):
+        raise ShapeError(f"flash_attention: scale={scale!r} must be a positive finite number")
     c = float(scale) * LOG2E
+    CHUNK, swizzle = _chunk(D)
     chunks = D // CHUNK
-    heads = B * H
-    q_blocks = S // BQ
-    grid = Persistent(heads * q_blocks, SMS)
-    rows = heads * S
-    qk_layout = T.mma_shared_layout(dtype, "128B", (chunks * BQ, CHUNK))
-    k_layout = T.mma_shared_layout(dtype, "128B", (STAGES * chunks * BKV, CHUNK))
-    v_layout = T.mma_shared_layout(dtype, "128B", (STAGES * BKV, D))
+    # the shapes before general ones: the kernel exactly as it was for them (ptx_hashes)
+    simple = not dynamic and S == S_kv and S % BKV == 0 and group == 1 and D in (64, 128) \
+        and BKV == BQ
+    if dynamic:
+        q_rows, kv_rows = Q_ROWS, KV_ROWS
+        grid = None
+    else:
+        heads = B * H
+        q_rows, kv_rows = heads * S, heads // group * S_kv
+        q_blocks = -(-S // BQ)
+        kv_blocks = -(-S_kv // BKV)
+        grid = Persistent(heads * q_blocks, SMS)
+    # which general mechanisms the kernel needs (static shapes: only those their shapes need)
+    ragged_q = dynamic or S % BQ != 0
+    short_kv = dynamic or S_kv < BKV            # masked cp.async of a head's few keys
+    shifted_kv = dynamic or (S_kv > BKV and S_kv % BKV != 0)   # a last block shifted back
+    masking = causal or dynamic or S_kv % BKV != 0
+    qk_layout = T.mma_shared_layout(dtype, swizzle, (chunks * BQ, CHUNK))
+    k_layout = T.mma_shared_layout(dtype, swizzle, (STAGES * chunks * BKV, CHUNK))
+    v_layout = T.mma_shared_layout(dtype, swizzle, (STAGES * BKV, D))
     s_layout = wgmma_accumulator_layout(64, BKV)
     p_layout = wgmma_a_layout(64, BKV)
     stat_layout = s_layout.column_vector((64, BKV))
     kv_bytes = BKV * D * 2
 
     @T.prim_func
-    def flash_attention(Q: T.Buffer((rows, D), dtype), K: T.Buffer((rows, D), dtype),
-                        V: T.Buffer((rows, D), dtype), O: T.Buffer((rows, D), dtype)):
-        pid = T.cta_id([grid.ctas])
+    def flash_attention(Q: T.Buffer((q_rows, D), dtype), K: T.Buffer((kv_rows, D), dtype),
+                        V: T.Buffer((kv_rows, D), dtype), O: T.Buffer((q_rows, D), dtype),
+                        Sq: T.int32 if dynamic else None, Skv: T.int32 if dynamic else None,
+                        diagonal: T.int32 if dynamic and causal else None):
+        if dynamic:
+            ctas = T.min(q_rows, SMS)
+            pid = T.cta_id([ctas])
+            q_len, kv_len = T.max(Sq, 1), T.max(Skv, 1)     # (no division by 0 whatever comes)
+            n_heads = q_rows // q_len
+            n_q_blocks = T.ceildiv(q_len, BQ)
+            n_kv_blocks = T.ceildiv(kv_len, BKV)
+            units = n_heads * n_q_blocks
+            offset = diagonal if causal else 0
+        else:
+            pid = T.cta_id([grid.ctas])
+            q_len, kv_len, n_q_blocks, n_kv_blocks = S, S_kv, q_blocks, kv_blocks
+            offset = S_kv - S
         wg = T.warpgroup_id([3])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
+
+        def walk():
+            # the items of this CTA
+            if dynamic:
+                return T.serial(pid, units, ctas)
+            return grid.walk(pid)
+
+        def key_blocks(qb):
+            # key blocks item qb walks: all, or causal up to the one holding the last row's
+            # last visible key (qb * BQ + BQ - 1 + offset)
+            if simple:
+                return qb + 1 if causal else n_q_blocks
+            if causal:
+                return T.min(n_kv_blocks, (qb * BQ + BQ - 1 + offset) // BKV + 1)
+            return n_kv_blocks
+
+        def first_masked(qb):
+            # the first key block that hides a key from some row: the ragged tail's block
+            # (Skv // BKV; n_kv_blocks without a tail), or causal the first that holds a key
+            # past the first row's diagonal
+            tail = kv_len // BKV
+            if causal:
+                return T.min((qb * BQ + offset + 1) // BKV, tail)
+            return tail
+
+        def first_key(j):
+            # the key of block j's first row: j * BKV, but the last block of a ragged tail is
+            # shifted back to end at the head's last key (when the head has a block of keys)
+            if shifted_kv:
+                return T.min(j * BKV, T.max(kv_len - BKV, 0))
+            return j * BKV
+
+        def kv_head(head):
+            return head // group if group > 1 else head
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
@@ -143,34 +281,82 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
         pool.commit()
         barriers.init(wg, warp, lane)
 
+        def load_q(n, q0):
+            q_ring.acquire(n, BQ * D * 2)
+            for qc in T.unroll(chunks):
+                Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
+                              Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
+                              q_ring.full.ptr_to([0]))
+
+        def load_kv(s, free, k0):
+            # one thread: K and V of a key block from row k0, by TMA
+            k_ring.acquire_stage(s, free, kv_bytes)
+            for kc in T.unroll(chunks):
+                ks = (s * chunks + kc) * BKV
+                Tx.copy_async(Ks[ks:ks + BKV, :],
+                              K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
+                              k_ring.full.ptr_to([s]))
+            v_ring.acquire_stage(s, free, kv_bytes)
+            Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
+                          v_ring.full.ptr_to([s]))
+
+        def load_short_kv(s, free, kv0):
+            # every producer thread: a head's kv_len < BKV keys and values by masked cp.async
+            # (zeros past them: nothing of the next head), then one thread fills both stages
+            rows = T.min(kv_len, kv_rows - kv0)
+            T.ptx.mbarrier.try_wait(k_ring.empty.ptr_to([s]), free)
+            T.ptx.mbarrier.try_wait(v_ring.empty.ptr_to([s]), free)
+            for kc in T.unroll(chunks):
+                ks = (s * chunks + kc) * BKV
+                cols = slice(kc * CHUNK, kc * CHUNK + CHUNK)
+                Tx.wg.copy_async(Ks[ks:ks + BKV, :], K[kv0:kv0 + BKV, cols],
+                                 bounds=(rows, CHUNK))
+                Tx.wg.copy_async(Vs[s * BKV:s * BKV + BKV, cols], V[kv0:kv0 + BKV, cols],
+                                 bounds=(rows, CHUNK))
+            T.ptx.cp_async.commit_group()
+            T.ptx.cp_async.wait_group(0)
+            T.ptx.fence.proxy_async("shared::cta")
+            T.cuda.bar_sync(PRODUCER_BARRIER, 128)   # every thread's copies, then one arrival
+            if warp == 0:
+                if lane == 0:
+                    T.ptx.mbarrier.arrive(k_ring.full.ptr_to([s]))
+                    T.ptx.mbarrier.arrive(v_ring.full.ptr_to([s]))
+
         def producer():
             # per item, Q, then K and V of each key block through the ring
             it: T.int32 = 0                      # key blocks loaded so far
             n: T.int32 = 0                       # items so far
-            for u in grid.walk(pid):
-                head, qb = _item(u, q_blocks, causal)
-                q0 = head * S + qb * BQ
-                kv0 = head * S
-                blocks = qb + 1 if causal else q_blocks
-                q_ring.acquire(n, BQ * D * 2)
-                for qc in T.unroll(chunks):
-                    Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
-                                  Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
-                                  q_ring.full.ptr_to([0]))
-                for j in T.serial(blocks):
-                    s = k_ring.stage(it)             # K's and V's, in step
-                    k0 = kv0 + j * BKV
-                    free = k_ring.free_phase(it)
-                    k_ring.acquire_stage(s, free, kv_bytes)
-                    for kc in T.unroll(chunks):
-                        ks = (s * chunks + kc) * BKV
-                        Tx.copy_async(Ks[ks:ks + BKV, :],
-                                      K[k0:k0 + BKV, kc * CHUNK:kc * CHUNK + CHUNK],
-                                      k_ring.full.ptr_to([s]))
-                    v_ring.acquire_stage(s, free, kv_bytes)
-                    Tx.copy_async(Vs[s * BKV:s * BKV + BKV, :], V[k0:k0 + BKV, :],
-                                  v_ring.full.ptr_to([s]))
-                    it += 1
+            for u in walk():
+                head, qb = _item(u, n_q_blocks, causal)
+                q0 = head * q_len + qb * BQ
+                kv0 = kv_head(head) * kv_len
+                blocks = key_blocks(qb)
+                if short_kv:
+                    # every thread of the warpgroup is here, item by item together (the
+                    # masked copies of a short head need them all; one thread issues TMA)
+                    T.cuda.bar_sync(PRODUCER_BARRIER, 128)
+                    if warp == 0:
+                        if lane == 0:
+                            load_q(n, q0)
+                    if kv_len < BKV:                 # one block, by masked cp.async
+                        load_short_kv(k_ring.stage(it), k_ring.free_phase(it), kv0)
+                    else:
+                        if warp == 0:
+                            if lane == 0:
+                                for j in T.serial(blocks):
+                                    load_kv(k_ring.stage(it + j), k_ring.free_phase(it + j),
+                                            kv0 + first_key(j))
+                    it += blocks
+                else:
+                    load_q(n, q0)
+                    for j in T.serial(blocks):
+                        s = k_ring.stage(it)         # K's and V's, in step
+                        if simple:
+                            k0 = kv0 + j * BKV
+                            load_kv(s, k_ring.free_phase(it), k0)
+                        else:
+                            load_kv(s, k_ring.free_phase(it), kv0 + first_key(j))
+                        it += 1
                 n += 1
 
         def consumer():
@@ -184,18 +370,19 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             m_new = T.alloc_local((64, 1), "float32", layout=stat_layout)
             l = T.alloc_local((64, 1), "float32", layout=stat_layout)
             rescale = T.alloc_local((64, 1), "float32", layout=stat_layout)
-            if causal:
-                # The diagonal block's mask from two broadcast vectors (key and query index,
-                # both counted from the block's first row): 16 + 2 registers, not 2 tiles.
+            if masking:
+                # Masks from two broadcast vectors (key index along a block, a per-row limit):
+                # 16 + 2 registers, not 2 tiles.
                 key = T.alloc_local((BKV,), "int32", layout=s_layout.row_vector((64, BKV)))
                 query = T.alloc_local((64, 1), "int32", layout=stat_layout)
-                future = T.alloc_local((64, BKV), "bool", layout=s_layout)
+                hidden = T.alloc_local((64, BKV), "bool", layout=s_layout)
                 Tx.wg.iota(key, axis=0)
-                Tx.wg.iota(query, axis=0, offset=row)
+                if simple:
+                    Tx.wg.iota(query, axis=0, offset=row)
 
             def issue_scores(i):
                 # scores = Q K_i^T (i counts key blocks over items: the ring's stage and
-                # phase), one committed wgmma group per 64 columns of D
+                # phase), one committed wgmma group per chunk of D
                 s = k_ring.wait(i)
                 for ch in T.unroll(chunks):
                     at = (s * chunks + ch) * BKV
@@ -204,7 +391,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
 
             def issue_values(i):
                 # acc += P V_i: P from registers, V_i MN-major from shared memory (D in
-                # 64-column chunks, one TMA box each), one committed wgmma group
+                # chunks, one TMA box each), one committed wgmma group
                 s = v_ring.wait(i)
                 Tx.wg.gemm_async(acc, probs, Vs[s * BKV:s * BKV + BKV, :], accum=True,
                                  transpose_B=True)
@@ -224,12 +411,35 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                     if lane == 0:
                         ring.release(ring.stage(i))
 
-            def online_softmax(last):
-                # m' = max(m, rowmax(S) c); scores = exp2(S c - m'); l = l 2^(m - m') + rowsum
+            def mask(j, qb):
+                # scores = -inf at the keys of block j that a row must not see: past the head's
+                # last key, past the row's diagonal (causal), or repeated from the block before
+                # (a shifted last block)
+                k0 = first_key(j)
+                past = T.int32(kv_len - k0)     # columns from here on are past the last key
                 if causal:
-                    if last:
-                        Tx.wg.compare(future, key, ">", query)
-                        Tx.wg.select(scores, future, NEG_INF, scores)
+                    Tx.wg.iota(query, axis=0, offset=qb * BQ + row + offset + 1 - k0)
+                    Tx.wg.minimum(query, query, past)
+                    Tx.wg.compare(hidden, key, ">=", query)
+                else:
+                    Tx.wg.compare(hidden, key, ">=", past)
+                Tx.wg.select(scores, hidden, NEG_INF, scores)
+                if shifted_kv:
+                    repeated = T.int32(j * BKV - k0)   # keys the block before had
+                    if repeated > 0:
+                        Tx.wg.compare(hidden, key, "<", repeated)
+                        Tx.wg.select(scores, hidden, NEG_INF, scores)
+
+            def online_softmax(j, masked, qb):
+                # m' = max(m, rowmax(S) c); scores = exp2(S c - m'); l = l 2^(m - m') + rowsum
+                if simple:
+                    if causal:
+                        if masked:
+                            Tx.wg.compare(hidden, key, ">", query)
+                            Tx.wg.select(scores, hidden, NEG_INF, scores)
+                elif masking:
+                    if masked:
+                        mask(j, qb)
                 Tx.wg.max(m_new, scores, axis=1)
                 Tx.wg.mul(m_new, m_new, c)
                 Tx.wg.maximum(m_new, m_new, m)
@@ -248,10 +458,11 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
             if PINGPONG:
                 if wg == 2:
                     T.cuda.bar_arrive(3, 256)           # consumer 1 takes the first turn
-            for u in grid.walk(pid):
-                head, qb = _item(u, q_blocks, causal)
-                q0 = head * S + qb * BQ
-                blocks = qb + 1 if causal else q_blocks
+            for u in walk():
+                head, qb = _item(u, n_q_blocks, causal)
+                q0 = head * q_len + qb * BQ
+                blocks = key_blocks(qb)
+                first = None if simple else first_masked(qb)    # the first block to mask
                 Tx.wg.fill(m, M_INIT)
                 Tx.wg.fill(l, 0.0)
                 Tx.wg.fill(acc, 0.0)
@@ -266,7 +477,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                     release(k_ring, it)
                     if blocks == 1:
                         release(q_ring, 0)              # the item's last read of Q is done
-                    online_softmax(blocks == 1)
+                    online_softmax(0, blocks == 1 if simple else first <= 0, qb)
                     Tx.wg.cast(probs, scores)
                     for j in T.serial(1, blocks):
                         take_turn()
@@ -277,7 +488,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                         release(k_ring, it + j)
                         if j == blocks - 1:
                             release(q_ring, 0)
-                        online_softmax(j == blocks - 1)
+                        online_softmax(j, j == blocks - 1 if simple else j >= first, qb)
                         T.ptx.wgmma.wait_group(0)       # P V_(j-1) is done: rescale, new P
                         release(v_ring, it + j - 1)
                         Tx.wg.mul(acc, acc, rescale)
@@ -296,7 +507,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                         release(k_ring, it + j)
                         if j == blocks - 1:
                             release(q_ring, 0)
-                        online_softmax(j == blocks - 1)
+                        online_softmax(j, j == blocks - 1 if simple else j >= first, qb)
                         Tx.wg.mul(acc, acc, rescale)
                         Tx.wg.cast(probs, scores)
                         take_turn()
@@ -307,14 +518,19 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, STAGE
                 Tx.wg.div(l, 1.0, l)
                 Tx.wg.mul(acc, acc, l)
                 Tx.wg.cast(out, acc)
-                Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out)
+                if ragged_q:                            # the head's own rows only
+                    Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out,
+                               bounds=(q_len - qb * BQ - row, D))
+                else:
+                    Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out)
                 it += blocks
                 n += 1
             if PINGPONG:
                 if wg == 1:
                     T.cuda.bar_sync(3, 256)             # consumer 2's last pass: none pending
 
-        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
+                         whole_warpgroup=short_kv)
 
     return flash_attention
 
@@ -325,52 +541,154 @@ _KERNELS_LOCK = threading.Lock()
 _TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16"}
 
 
-def attention_kernel(B, H, S, D, dtype="float16", causal=False, scale=None, target=None,
+def attention_kernel(D, dtype="float16", causal=False, scale=None, group=1, target=None,
                      config=None):
-    """flash_attention(...) compiled (once per shape, dtype, causal, scale, configuration and
-    target); `config`: more keyword arguments of flash_attention (STAGES, PIPELINE, ...)."""
+    """flash_attention(None, None, None, D, ...) compiled, once per head dim, dtype, causal,
+    scale, group, configuration and target: every batch, head count and sequence length runs
+    on it (the kernel takes Sq, Skv and, causal, the diagonal). `config`: more keyword
+    arguments of flash_attention (STAGES, PIPELINE, ...)."""
     config = dict(config or {})
-    key = (B, H, S, D, dtype, bool(causal), scale, target, tuple(sorted(config.items())))
+    key = (D, dtype, bool(causal), scale, group, target, tuple(sorted(config.items())))
     with _KERNELS_LOCK:
         compiled = _KERNELS.get(key)
     if compiled is None:
         import tilemlir
-        compiled = tilemlir.compile(flash_attention(B, H, S, D, dtype, bool(causal), scale,
-                                                    **config), target=target)
+        compiled = tilemlir.compile(flash_attention(None, None, None, D, dtype, bool(causal),
+                                                    scale, group=group, **config),
+                                    target=target)
         with _KERNELS_LOCK:
             compiled = _KERNELS.setdefault(key, compiled)
     return compiled
 
 
-def attention(q, k, v, causal=False, scale=None, out=None, config=None):
-    """softmax(q @ k^T * scale [causal]) @ v for torch CUDA tensors of shape [B, H, S, D]
-    (float16 or bfloat16, contiguous, one shape, dtype and device), like
-    torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal, scale=scale).
-    Returns `out` (a new tensor unless given), written on the current stream. `config`: keyword
-    arguments of flash_attention (STAGES, PIPELINE, ...) other than the defaults."""
+def _causal_variant(attn_mask, is_causal):
+    """None (no mask), "upper_left" (torch's is_causal) or "lower_right" (FlashAttention's),
+    from scaled_dot_product_attention's attn_mask and is_causal."""
     from tilemlir.runtime.args import ArgumentError
-    for name, t in (("q", q), ("k", k), ("v", v)) + ((("out", out),) if out is not None else ()):
-        if not hasattr(t, "is_cuda") or not t.is_cuda:
-            raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
-                                f"{type(t).__name__}")
-        if t.dim() != 4:
-            raise ArgumentError(f"attention: {name} must be [B, H, S, D], got shape "
-                                f"{list(t.shape)}")
-        if t.shape != q.shape or t.dtype != q.dtype or t.device != q.device:
-            raise ArgumentError(f"attention: {name} is {list(t.shape)} {t.dtype} on {t.device}, "
-                                f"but q is {list(q.shape)} {q.dtype} on {q.device}")
-        if not t.is_contiguous():
-            raise ArgumentError(f"attention: {name} must be contiguous (call .contiguous())")
-    dtype = _TORCH_NAMES.get(str(q.dtype))
-    if dtype is None:
-        raise ArgumentError(f"attention: q has dtype {q.dtype}; float16 or bfloat16 needed")
-    B, H, S, D = q.shape
+    if not isinstance(is_causal, bool):
+        raise ArgumentError(f"attention: is_causal must be a bool, got "
+                            f"{type(is_causal).__name__}")
+    if attn_mask is None:
+        return "upper_left" if is_causal else None
     try:
-        kernel = attention_kernel(B, H, S, D, dtype, causal, scale, config=config)
-    except (ShapeError, TypeError) as err:
-        raise ArgumentError(str(err)) from None
+        from torch.nn.attention.bias import CausalBias, CausalVariant
+    except ImportError:        # a torch without causal biases: no mask of ours to give
+        CausalBias = CausalVariant = None
+    if CausalBias is None or not isinstance(attn_mask, CausalBias):
+        raise ArgumentError(f"attention: attn_mask must be None or a causal bias "
+                            f"(torch.nn.attention.bias.causal_upper_left / causal_lower_right); "
+                            f"other masks are not supported, got {type(attn_mask).__name__}")
+    if is_causal:
+        raise ArgumentError("attention: attn_mask is a causal bias and is_causal=True: give "
+                            "one of them (as scaled_dot_product_attention requires)")
+    return "lower_right" if attn_mask.variant == CausalVariant.LOWER_RIGHT else "upper_left"
+
+
+def _check_tensor(name, t, dtype=None):
+    from tilemlir.runtime.args import ArgumentError
+    torch = sys.modules.get("torch")
+    if torch is None or not isinstance(t, torch.Tensor):
+        raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got "
+                            f"{type(t).__name__}")
+    if t.dim() != 4:
+        raise ArgumentError(f"attention: {name} must be 4-D [batch, heads, positions, head "
+                            f"dim], got shape {list(t.shape)}")
+    if dtype is not None and t.dtype != dtype:
+        raise ArgumentError(f"attention: {name} is {t.dtype} but query is {dtype}")
+    if not t.is_contiguous():
+        raise ArgumentError(f"attention: {name} must be contiguous (call .contiguous())")
+
+
+def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
+              enable_gqa=False, *, out=None, config=None):
+    """torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask,
+    dropout_p, is_causal, scale, enable_gqa) for torch CUDA tensors, float16 or bfloat16,
+    contiguous: query [B, H, Sq, D], key and value [B, Hkv, Skv, D], D 64, 96, 128 or 256, H a
+    multiple of Hkv (enable_gqa=True where they differ), any Sq and Skv >= 1.
+
+    is_causal=True is torch's causal mask (query i sees keys up to i, aligned to the start);
+    attn_mask=torch.nn.attention.bias.causal_lower_right(Sq, Skv) aligns it to the end, as
+    FlashAttention (query i sees keys up to i + Skv - Sq; Sq <= Skv), and causal_upper_left is
+    is_causal. Other masks, dropout and a scale <= 0 are refused with ArgumentError naming the
+    parameter. Returns `out` (a new tensor unless given), written on the current stream. One
+    compile per head dim, dtype, causal or not, scale and group size (attention_kernel): a new
+    batch, head count or sequence length compiles nothing. `config`: keyword arguments of
+    flash_attention (STAGES, PIPELINE, ...) other than the defaults."""
+    from tilemlir.runtime.args import ArgumentError
+    variant = _causal_variant(attn_mask, is_causal)
+    if isinstance(dropout_p, bool) or not isinstance(dropout_p, (int, float)) or dropout_p != 0:
+        raise ArgumentError(f"attention: dropout_p={dropout_p!r}: dropout is not supported "
+                            f"(a forward pass without dropout: dropout_p=0.0)")
+    if scale is not None and (isinstance(scale, bool) or not isinstance(scale, (int, float))
+                              or not 0 < scale < math.inf):
+        raise ArgumentError(f"attention: scale={scale!r} must be None (1 / sqrt(head dim)) or "
+                            f"a positive finite number")
+    if not isinstance(enable_gqa, bool):
+        raise ArgumentError(f"attention: enable_gqa must be a bool, got "
+                            f"{type(enable_gqa).__name__}")
+    if config is not None and not (isinstance(config, dict)
+                                   and all(isinstance(key, str) for key in config)):
+        raise ArgumentError(f"attention: config must be None or a dict of flash_attention's "
+                            f"keyword arguments, got {config!r}")
+    _check_tensor("query", query)
+    for name, t in (("key", key), ("value", value)):
+        _check_tensor(name, t, query.dtype)
+    dtype = _TORCH_NAMES.get(str(query.dtype))
+    if dtype is None:
+        raise ArgumentError(f"attention: query has dtype {query.dtype}; float16 or bfloat16 "
+                            f"needed")
+    B, H, Sq, D = query.shape
+    Hkv, Skv = key.shape[1], key.shape[2]
+    if key.shape[0] != B or key.shape[3] != D:
+        raise ArgumentError(f"attention: key {list(key.shape)} must be [B, Hkv, Skv, D] with "
+                            f"query's B={B} and D={D} (query is {list(query.shape)})")
+    if value.shape != key.shape:
+        raise ArgumentError(f"attention: value must have key's shape {list(key.shape)}, got "
+                            f"{list(value.shape)} (a value head dim other than the query's is "
+                            f"not supported)")
+    if D not in HEAD_DIMS:
+        raise ArgumentError(f"attention: query's head dim {D} is not supported: one of "
+                            f"{', '.join(map(str, HEAD_DIMS))}")
+    if Hkv != H and not enable_gqa:
+        raise ArgumentError(f"attention: query has {H} heads and key {Hkv}: pass "
+                            f"enable_gqa=True for grouped-query attention")
+    if Hkv == 0 or H % Hkv:
+        raise ArgumentError(f"attention: enable_gqa needs query's {H} heads to be a multiple of "
+                            f"key's {Hkv}")
+    if attn_mask is not None and (attn_mask.seq_len_q, attn_mask.seq_len_kv) != (Sq, Skv):
+        raise ArgumentError(f"attention: attn_mask is a causal bias for {attn_mask.seq_len_q} "
+                            f"queries and {attn_mask.seq_len_kv} keys, but query has {Sq} and "
+                            f"key {Skv}")
+    if variant == "lower_right" and Sq > Skv:
+        raise ArgumentError(f"attention: attn_mask aligns the causal mask to the end with more "
+                            f"queries ({Sq}) than keys ({Skv}): the first rows would see no key "
+                            f"(torch gives NaN there); not supported")
+    if out is not None:
+        _check_tensor("out", out, query.dtype)
+        if out.shape != query.shape:
+            raise ArgumentError(f"attention: out must have query's shape {list(query.shape)}, "
+                                f"got {list(out.shape)}")
+    for name, t in (("query", query), ("key", key), ("value", value)) + \
+            ((("out", out),) if out is not None else ()):
+        if not t.is_cuda:
+            raise ArgumentError(f"attention: {name} must be a torch CUDA tensor, got a tensor "
+                                f"on {t.device}")
+        if t.device != query.device:
+            raise ArgumentError(f"attention: {name} is on {t.device} but query on "
+                                f"{query.device}")
+    if B * H * Sq and not Skv:
+        raise ArgumentError("attention: key has no positions (Skv = 0): there is nothing to "
+                            "attend to")
     if out is None:
         import torch
-        out = torch.empty_like(q)
-    kernel(q.view(-1, D), k.view(-1, D), v.view(-1, D), out.view(-1, D))
+        out = torch.empty_like(query)
+    if not B * H * Sq:
+        return out
+    try:
+        kernel = attention_kernel(D, dtype, variant is not None, scale, H // Hkv, config=config)
+    except (ShapeError, TypeError) as err:
+        raise ArgumentError(f"attention: config: {err}") from None
+    diagonal = () if variant is None else (Skv - Sq if variant == "lower_right" else 0,)
+    kernel(query.view(-1, D), key.view(-1, D), value.view(-1, D), out.view(-1, D), Sq, Skv,
+           *diagonal)
     return out

@@ -29,6 +29,12 @@ with TAIL_SPLIT = s runs the pairs of the whole waves unsplit and splits only th
 wave's pairs s ways: that wave then takes a fraction of a pair's time. Where v7's pairs take
 2 to 4 waves, it is given only the clusters those waves need (v7_balanced_sms): the same waves
 on fewer SMs, which the power limit rewards.
+On other targets the front door takes the kernel the chip has: sm_100a (tcgen05) the persistent
+Blackwell kernel (hgemm_blackwell.hgemm_v6, compiled and assembled here but not yet run on a
+GPU), sm_80 and other chips with mma.sync (sm_86, sm_89, sm_90, sm_120...) gemm_mma_sync, with
+tiles and stages that fit the chip's shared memory; elsewhere a TargetError says which targets
+have a kernel.
+
 `estimate` models a configuration's time in units of one 128 x 256 x 64 k-tile step of one SM:
 
     waves * (k-tiles per unit * cost per k-tile + per-unit overhead + fix-up),
@@ -47,8 +53,12 @@ from __future__ import annotations
 import math
 import threading
 
+from tilemlir.kernels import hgemm_blackwell
+from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
+from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
 from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
 from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule
+from tilemlir.target import Target, TargetError
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
@@ -111,7 +121,19 @@ TAIL_PARTIAL_COST = 8.0
 # +4.3% at five 4-wave shapes, -2.2 to +0.7% at 16 and 28 waves (8192^3, 4096 x 28672 x
 # 4096), so not there (results/2026-12-01-parity/ab-sms128.md, ab-sms120.md).
 BALANCED_WAVES = 4
-KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8}
+KERNELS = {"hgemm_v6": hgemm_v6, "hgemm_v7": hgemm_v7, "hgemm_v8": hgemm_v8,
+           "hgemm_decode": hgemm_decode,
+           "blackwell_v6": hgemm_blackwell.hgemm_v6, "blackwell_v7": hgemm_blackwell.hgemm_v7,
+           "gemm_mma_sync": gemm_mma_sync}
+# What each kernel needs of the target (hgemm_v* and hgemm_decode: wgmma and TMA on sm_90a;
+# blackwell_v*: tcgen05; gemm_mma_sync: mma.sync and cp.async).
+KERNEL_FEATURES = {"hgemm_v6": "wgmma", "hgemm_v7": "wgmma", "hgemm_v8": "wgmma",
+                   "hgemm_decode": "wgmma", "blackwell_v6": "tcgen05", "blackwell_v7": "tcgen05",
+                   "gemm_mma_sync": "mma_sync_f16"}
+# M up to this takes hgemm_decode (D^T = B A^T: B's rows fill wgmma's 64-row side).
+DECODE_M = 64
+# The extents every kernel can address: TMA coordinates and loop counters are 32-bit.
+MAX_EXTENT = 2 ** 31 - 1
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
@@ -121,7 +143,14 @@ def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "h
     factory = KERNELS.get(KERNEL)
     if factory is None:
         raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {KERNEL!r}")
-    return factory(M, N, K, dtype, **config)
+    try:
+        return factory(M, N, K, dtype, **config)
+    except TypeError as err:        # a parameter the factory does not take
+        raise ShapeError(f"hgemm: config {config} does not fit {KERNEL}: {err}") from None
+    except ValueError as err:       # the factory's own ShapeError
+        if isinstance(err, ShapeError):
+            raise
+        raise ShapeError(f"hgemm: {err}") from None
 
 
 def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
@@ -196,8 +225,16 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
 
     Rows that are not a whole number of 16-byte units rule TMA out where they are: K not a
     multiple of 8 (A's and B's rows) leaves hgemm_v6 with PRODUCER="cp_async", N not a multiple
-    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct"."""
+    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct".
+
+    M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
+    check_extents("candidate_configs", M, N, K)
+    if isinstance(sms, bool) or not isinstance(sms, int) or sms < 2:
+        raise ShapeError(f"candidate_configs: sms must be an integer of at least 2 (SMs that "
+                         f"run the kernels), got {sms!r}")
     k_tiles = math.ceil(K / BK)
+    if M <= DECODE_M:
+        return decode_candidates(M, N, K, sms)
     configs = [_unaligned(c, K, N) for c in _aligned_candidates(M, N, K, k_tiles, sms)
                if (K % 8 == 0 or c["KERNEL"] == "hgemm_v6")
                and (N % 8 == 0 or c["KERNEL"] != "hgemm_v8")]
@@ -243,17 +280,90 @@ def _aligned_candidates(M: int, N: int, K: int, k_tiles: int, sms: int) -> list[
     return configs
 
 
-def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS) -> dict:
-    """The heuristic's configuration for this shape (see the module docstring)."""
+def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS,
+                  target=None) -> dict:
+    """The configuration for this shape on `target` (default: sm_90a's heuristic, see the
+    module docstring; a chip name or Target routes to the kernel family the chip has)."""
     _check_shape(M, N, K, dtype)
-    return candidate_configs(M, N, K, sms)[0]
+    family = _family(_target(target))
+    if family == "hopper":
+        return candidate_configs(M, N, K, sms)[0]
+    if family == "blackwell":
+        return _blackwell_config(M, N)
+    return _mma_sync_config(M, N, K, _target(target))
+
+
+def _target(target) -> Target:
+    """`target` as a Target (None: the GPU's chip, else sm_90a)."""
+    from tilemlir.runtime.compiler import resolve_target
+    return resolve_target(target)
+
+
+def _family(target: Target) -> str:
+    """Which kernels `target` has: "hopper" (sm_90a: wgmma, TMA), "blackwell" (sm_100a:
+    tcgen05) or "mma_sync" (sm_80 and newer), else a TargetError naming the targets that
+    have one."""
+    if target.supports("wgmma"):
+        return "hopper"
+    if target.supports("tcgen05"):
+        return "blackwell"
+    if target.supports("mma_sync_f16") and target.supports("cp_async"):
+        return "mma_sync"
+    raise TargetError(f"hgemm has no kernel for {target.chip}: it runs on sm_80 and newer "
+                      f"(mma.sync on sm_80, sm_86, sm_89, sm_90, sm_120; wgmma on sm_90a; "
+                      f"tcgen05 on sm_100a)")
+
+
+def _divisor(extent: int, choices, what: str, target: Target) -> int:
+    for tile in choices:
+        if extent % tile == 0:
+            return tile
+    raise ShapeError(f"hgemm on {target.chip}: {what}={extent} must be a multiple of "
+                     f"{choices[-1]} (its kernel's smallest tile)")
+
+
+def _blackwell_config(M: int, N: int) -> dict:
+    """The persistent Blackwell kernel with the widest tile N divides (M in 128-row tiles)."""
+    target = Target("sm_100a")
+    _divisor(M, (128,), "M", target)
+    BN = _divisor(N, (256, 128, 64, 32, 16), "N", target)
+    return dict(KERNEL="blackwell_v6", BN=BN, STAGES=4, EPI_N=min(64, BN))
+
+
+def _mma_sync_config(M: int, N: int, K: int, target: Target) -> dict:
+    """gemm_mma_sync with the largest tile M and N divide and as many stages (4 at most) as
+    the chip's shared memory holds; the epilogue stages through stmatrix from sm_90 on."""
+    BM = _divisor(M, (128, 64), "M", target)
+    BN = _divisor(N, (256, 128, 64), "N", target)
+    _divisor(K, (64,), "K", target)
+    stages = next((s for s in (4, 3, 2) if s * (BM + BN) * 64 * 2 <= target.shared_memory_bytes),
+                  None)
+    while stages is None:                   # a small shared memory: narrower tiles
+        BN //= 2
+        stages = next((s for s in (4, 3, 2)
+                       if s * (BM + BN) * 64 * 2 <= target.shared_memory_bytes), None)
+    return dict(KERNEL="gemm_mma_sync", BM=BM, BN=BN, STAGES=stages,
+                WM=64 if BM >= 64 else BM, WN=64, EPILOGUE=int(target.supports("stmatrix")))
+
+
+def check_extents(kernel: str, M, N, K) -> None:
+    """ShapeError naming the extent unless M, N and K are positive integers the GEMM kernels
+    can address (M may be a run-time dim, T.dynamic, whose value the launch checks)."""
+    from tilemlir.dsl.dims import DimExpr
+    for name, value in (("M", M), ("N", N), ("K", K)):
+        if name == "M" and isinstance(value, DimExpr):
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
+        if value > MAX_EXTENT:
+            raise ShapeError(f"{kernel}: {name}={value} exceeds {MAX_EXTENT}, the largest "
+                             f"extent the kernels address (32-bit TMA coordinates and "
+                             f"counters)")
 
 
 def _check_shape(M, N, K, dtype) -> None:
-    for name, value in (("M", M), ("N", N), ("K", K)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ShapeError(f"hgemm: {name} must be a positive integer, got {value!r}")
-    # hgemm_v6 checks the rest (N and K multiples of 8) when it builds the kernel.
+    check_extents("hgemm", M, N, K)
+    # The kernels check the rest (N and K multiples of 8) when they build.
     if dtype not in ("float16", "bfloat16"):
         raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
 
@@ -266,9 +376,9 @@ def split_k_buffers(kernel, device, M: int | None = None) -> tuple:
     with SPLIT_K > 1 the fp32 workspace (W) and the zeroed int32 counters (C);
     none otherwise. M: the rows of this call, for a kernel compiled for a run-time M (whose
     W and C grow with it)."""
-    import torch
-
     from tilemlir.ir.kernel_abi import evaluate_extent
+    from tilemlir.runtime.cuda import require_torch
+    torch = require_torch("hgemm")
     dtypes = {"f32": torch.float32, "i32": torch.int32}
 
     def shape(p):
@@ -282,7 +392,7 @@ def split_k_buffers(kernel, device, M: int | None = None) -> tuple:
 
 # The kernels hgemm_v6 and v7 are compiled for a run-time M: one compile serves every M of a
 # configuration (the persistent schedule and the grid follow M at each call).
-RUN_TIME_M_KERNELS = ("hgemm_v6", "hgemm_v7")
+RUN_TIME_M_KERNELS = ("hgemm_v6", "hgemm_v7", "hgemm_decode")
 _COMPILED: dict = {}            # (N, K, dtype, configuration, target) -> compiled kernel
 _COMPILED_LOCK = threading.Lock()
 
@@ -301,7 +411,9 @@ class Gemm:
         _check_shape(M, N, K, dtype)
         self.shape = (M, N, K)
         self.dtype = dtype
-        self.config = dict(config) if config is not None else choose_config(M, N, K, dtype)
+        resolved = _target(target)
+        self.config = _check_config(config, resolved) if config is not None else \
+            choose_config(M, N, K, dtype, target=resolved)
         self.target = target
         self._kernel = None
         self._workspaces: dict = {}
@@ -347,7 +459,8 @@ class Gemm:
             return spaces
 
     def __call__(self, a, b, out=None):
-        import torch
+        from tilemlir.runtime.cuda import require_torch
+        torch = require_torch("hgemm")
         M, N, _ = self.shape
         kernel = self.kernel
         if out is None:
@@ -365,16 +478,47 @@ _GEMMS: dict = {}
 _GEMMS_LOCK = threading.Lock()
 
 
+def _check_config(config, target: Target) -> dict:
+    """A configuration given by the caller: a dict whose KERNEL runs on `target`."""
+    if not isinstance(config, dict):
+        raise ShapeError(f"hgemm: config must be a dict of gemm_kernel's keyword arguments "
+                         f"(KERNEL=..., BM=..., ...), got {type(config).__name__}")
+    kernel = config.get("KERNEL", "hgemm_v6")
+    feature = KERNEL_FEATURES.get(kernel)
+    if feature is None:
+        raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {kernel!r}")
+    if not target.supports(feature):
+        raise TargetError(f"hgemm: config's KERNEL {kernel} does not run on {target.chip} "
+                          f"({target.require(feature)})")
+    return dict(config)
+
+
 def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
           target: str | None = None) -> Gemm:
-    """The GEMM callable for this shape and dtype (the heuristic's configuration unless
-    `config` names one), cached per (shape, dtype, configuration, target)."""
-    chosen = dict(config) if config is not None else choose_config(M, N, K, dtype)
+    """The GEMM callable for this shape and dtype (the heuristic's configuration for the
+    target's kernel family unless `config` names one), cached per (shape, dtype,
+    configuration, target)."""
+    # The heuristic's choice is remembered with the shape (a call per step of a server asks
+    # again and again: choosing is many times the launch's cost).
+    try:
+        asked = (M, N, K, dtype, None if config is None else tuple(sorted(config.items())),
+                 target)
+        gemm = _GEMMS.get(asked)
+    except (TypeError, AttributeError):     # not hashable, or no dict: the checks below say
+        asked, gemm = None, None
+    if gemm is not None:
+        return gemm
+    _check_shape(M, N, K, dtype)
+    resolved = _target(target)
+    chosen = _check_config(config, resolved) if config is not None else \
+        choose_config(M, N, K, dtype, target=resolved)
     key = (M, N, K, dtype, tuple(sorted(chosen.items())), target)
     with _GEMMS_LOCK:
         gemm = _GEMMS.get(key)
         if gemm is None:
             gemm = _GEMMS[key] = Gemm(M, N, K, dtype, chosen, target)
+        if asked is not None:
+            _GEMMS[asked] = gemm
     return gemm
 
 
@@ -383,11 +527,14 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     """The GEMM callable with the fastest of candidate_configs(M, N, K), timed on `inputs`
     ((a, b) torch CUDA tensors; random ones if None) by tilemlir.autotune, which remembers the
     choice in memory and under the compile cache (a later process times nothing)."""
-    import torch
-
     import tilemlir
+    from tilemlir.runtime.cuda import require_torch_cuda
     from tilemlir.runtime.tuning import do_bench
     _check_shape(M, N, K, dtype)
+    if _family(_target(target)) != "hopper":
+        raise TargetError(f"tuned_hgemm tunes the sm_90a kernels; on "
+                          f"{_target(target).chip} use hgemm (one configuration per shape)")
+    torch = require_torch_cuda("tuned_hgemm")
     torch_dtype = getattr(torch, _TORCH_DTYPES[dtype])
     if inputs is None:
         inputs = (torch.randn(M, K, device="cuda", dtype=torch_dtype),

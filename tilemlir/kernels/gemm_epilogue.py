@@ -36,8 +36,9 @@ which costs little: both wait on the same stages.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (Barriers, ClusterPair, GemmStages, ShapeError, TileSchedule,
-                                    TmaStore, check_epilogue_columns, check_pair,
+from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, DirectStore, GemmStages,
+                                    ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
+                                    check_pair,
                                     check_ragged_gemm, check_staging, consumer_regs,
                                     warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
@@ -62,14 +63,32 @@ def _apply_activation(activation, x, fast: bool) -> None:
 
 def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", residual=False,
                 alpha=1.0, fast_math=False, BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16,
-                SMS=132, EPI_N=128, EPI_SUB=32, PRODUCER_REGS=40, CONSUMER_REGS=None):
+                SMS=132, EPI_N=128, EPI_SUB=32, PRODUCER_REGS=None, CONSUMER_REGS=None,
+                PRODUCER=None, EPILOGUE=None):
     """D = act(alpha * (A @ B^T) + Bias) + Residual; A is M x K, B is N x K, Bias N, Residual
     and D M x N, all in `dtype`, fp32 math. The kernel's parameters are (A, B[, Bias]
     [, Residual], D). activation: "gelu" (erf, torch's default), "gelu_tanh" (torch's
     approximate="tanh"), "silu", "relu" or None; fast_math: the .approx instructions for tanh /
     exp inside the activation. The rest as hgemm_v7; EPI_SUB: the columns the epilogue math
-    works on at a time (a multiple of 8 dividing EPI_N)."""
+    works on at a time (a multiple of 8 dividing EPI_N).
+
+    Any shape: M may be a run-time dim (T.dynamic); rows that are not a whole number of 16-byte
+    units take PRODUCER="cp_async" (K not a multiple of 8: the producer warpgroup's masked
+    cp.async, without clusters, whose multicast is TMA's) and EPILOGUE="direct" (N not a
+    multiple of 8: bias and residual read by masked loads into registers, D written by masked
+    stores). None (the default) picks them from K and N."""
     kernel = "hgemm_fused"
+    from tilemlir.kernels.gemm import check_extents
+    check_extents(kernel, M, N, K)
+    for name, value in (("BM", BM), ("BN", BN), ("BK", BK), ("STAGES", STAGES),
+                        ("GROUP_M", GROUP_M), ("SMS", SMS), ("EPI_N", EPI_N),
+                        ("EPI_SUB", EPI_SUB)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"{kernel}: {name} must be a positive integer, got {value!r}")
+    if PRODUCER is None:
+        PRODUCER = "cp_async" if isinstance(K, int) and K % 8 else "tma"
+    if EPILOGUE is None:
+        EPILOGUE = "direct" if isinstance(N, int) and N % 8 else "tma"
     if activation not in ACTIVATIONS:
         raise ShapeError(f"{kernel}: activation must be one of {ACTIVATIONS}, got "
                          f"{activation!r}")
@@ -78,17 +97,23 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
             raise ShapeError(f"{kernel}: {name} must be True or False, got {value!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not math.isfinite(alpha):
         raise ShapeError(f"{kernel}: alpha must be a finite number, got {alpha!r}")
-    check_ragged_gemm(kernel, M, N, K, dtype, BM, BN, BK, STAGES)
-    check_pair(kernel, BN, SMS)
+    check_ragged_gemm(kernel, M, N, K, dtype, BM, BN, BK, STAGES, PRODUCER, EPILOGUE)
+    pairs = PRODUCER == "tma"               # 2x1 clusters multicast B by TMA
+    direct = EPILOGUE == "direct"
+    if pairs:
+        check_pair(kernel, BN, SMS)
     check_epilogue_columns(kernel, BN, EPI_N)
     if EPI_N % EPI_SUB or EPI_SUB % BIAS_GROUP:
         raise ShapeError(f"{kernel}: EPI_SUB={EPI_SUB} must be a multiple of {BIAS_GROUP} "
                          f"dividing EPI_N={EPI_N}")
-    check_staging(kernel, BM, BN, BK, STAGES, EPI_N)
+    check_staging(kernel, BM, BN, BK, STAGES, EPI_N, EPILOGUE)
     consumers = BM // 64
+    if PRODUCER_REGS is None:               # cp.async producers compute addresses and masks
+        PRODUCER_REGS = 40 if pairs else 96
     CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)
-    schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M, pairs=True)
+    schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
+                            pairs=pairs)
     acc_layout = wgmma_accumulator_layout(64, BN)
     sub_layout = wgmma_accumulator_layout(64, EPI_SUB)          # a window of EPI_SUB columns
     bias_layout = sub_layout.row_vector((64, EPI_SUB))
@@ -104,20 +129,36 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
         wg = T.warpgroup_id([1 + consumers])
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
-        pair = ClusterPair(pid)
+        if pairs:
+            pair = ClusterPair(pid)
+            worker, rank = pair.cluster, pair.rank
+        else:
+            worker, rank = pid, 0
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
-        ring = barriers.ring(STAGES, consumers, peer=pair.peer)      # freed in both CTAs
-        loaded = barriers.alloc(1)                              # a residual window has landed
-        stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, rank=pair.rank)
-        store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers, cta_wide=True)
+        if pairs:
+            ring = barriers.ring(STAGES, consumers, peer=pair.peer)  # freed in both CTAs
+        else:
+            ring = barriers.ring(STAGES, consumers, producers=128)
+        if not direct:
+            loaded = barriers.alloc(1)                          # a residual window has landed
+        if pairs:
+            stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane,
+                                rank=pair.rank)
+        else:
+            stages = CpAsyncStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, M, N, K)
+        if direct:
+            store = DirectStore(D, M, N, EPI_N)
+        else:
+            store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers,
+                             cta_wide=True)
         pool.commit()
-        barriers.init(wg, warp, lane, cluster=True)
+        barriers.init(wg, warp, lane, cluster=pairs)
 
         def producer():
-            # as hgemm_v7's
-            stages.producer(schedule, pair.cluster, pair.rank)
+            # as hgemm_v7's (or, with cp.async, hgemm_v6's)
+            stages.producer(schedule, worker, rank)
 
         def consumer():
             # hgemm_v7's k-loop, then the fused epilogue
@@ -129,12 +170,17 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
             res = T.alloc_local((64, EPI_SUB), dtype, layout=sub_layout)
             res_f = T.alloc_local((64, EPI_SUB), "float32", layout=sub_layout)
 
-            def epilogue(x, n_sub, Rs):
+            def epilogue(x, n_sub, Rs, r0):
                 """x (64 x EPI_SUB of the accumulator) = act(alpha x + bias) + residual; n_sub:
-                its first column in D; Rs: its residual, in this warpgroup's rows of Cs."""
+                its first column in D; Rs: its residual, in this warpgroup's rows of Cs (None:
+                read from Residual's rows r0 .. with masked loads)."""
                 if scale != 1.0:
                     Tx.wg.mul(x, x, scale)
-                if bias:
+                if bias and direct:             # any N: a masked load, zeros past N
+                    Tx.wg.copy(bias_h, Bias[n_sub:n_sub + EPI_SUB], bounds=(N - n_sub,))
+                    Tx.wg.cast(bias_f, bias_h)
+                    Tx.wg.add(x, x, bias_f)
+                elif bias:
                     if n_sub + EPI_SUB <= N:
                         Tx.wg.copy(bias_h, Bias[n_sub:n_sub + EPI_SUB])
                     else:                       # the right edge: 8 columns at a time, up to N
@@ -147,7 +193,11 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                     Tx.wg.add(x, x, bias_f)
                 _apply_activation(activation, x, fast_math)
                 if residual:
-                    Tx.wg.copy(res, Rs)
+                    if direct:
+                        Tx.wg.copy(res, Residual[r0:r0 + 64, n_sub:n_sub + EPI_SUB],
+                                   bounds=(M - r0, N - n_sub))
+                    else:
+                        Tx.wg.copy(res, Rs)
                     Tx.wg.cast(res_f, res)
                     Tx.wg.add(x, x, res_f)
 
@@ -160,28 +210,33 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
 
             it: T.int32 = 0
             chunk: T.int32 = 0            # residual windows loaded so far (the barrier's phase)
-            for t in schedule.walk(pair.cluster):
-                m0, n0 = schedule.origin(t, pair.rank)
+            for t in schedule.walk(worker):
+                m0, n0 = schedule.origin(t, rank)
                 it = stages.consume(acc, row, it, 0, k_tiles)
                 if m0 < M:                  # the odd pair's second tile stores nothing
                     for c0 in T.unroll(0, BN, EPI_N):
-                        # The previous store has read Cs; with a residual, this chunk's
-                        # window of it comes into Cs.
-                        store.await_staging(load_residual)
-                        if residual:
-                            T.ptx.mbarrier.try_wait(loaded.ptr_to([0]), chunk % 2)
-                            chunk += 1
+                        if not direct:
+                            # The previous store has read Cs; with a residual, this chunk's
+                            # window of it comes into Cs.
+                            store.await_staging(load_residual)
+                            if residual:
+                                T.ptx.mbarrier.try_wait(loaded.ptr_to([0]), chunk % 2)
+                                chunk += 1
                         for s0 in T.unroll(0, EPI_N, EPI_SUB):
                             x = acc[:, c0 + s0:c0 + s0 + EPI_SUB]
-                            epilogue(x, n0 + c0 + s0, store.Cs[row:row + 64, s0:s0 + EPI_SUB])
+                            staged = None if direct else store.Cs[row:row + 64, s0:s0 + EPI_SUB]
+                            epilogue(x, n0 + c0 + s0, staged, m0 + row)
                             Tx.wg.cast(out[:, s0:s0 + EPI_SUB], x)
                         # (publish's first barrier: every consumer has read its residual, and
                         # the previous store has read Cs, before Cs is overwritten)
                         store.publish(out, row, m0, n0, c0)
-            store.await_staging()
+            if not direct:
+                store.await_staging()
 
-        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer)
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
+                         whole_warpgroup=not pairs)
 
-        T.cuda.cluster_sync()           # no CTA exits while its peer may still signal or write it
+        if pairs:
+            T.cuda.cluster_sync()       # no CTA exits while its peer may still signal or write it
 
     return hgemm_fused

@@ -30,8 +30,28 @@ class ShapeError(ValueError):
     pass
 
 
+MAX_WARPS = 32                      # 1024 threads per block
+
+
+def _check_parameters(M, N, K, dtype, BM, BN, BK, STAGES, WM, WN, GROUP_M, SPREAD, EPILOGUE):
+    """ShapeError naming the parameter for what the kernel's body cannot build."""
+    for name, value in (("M", M), ("N", N), ("K", K), ("BM", BM), ("BN", BN), ("BK", BK),
+                        ("STAGES", STAGES), ("WM", WM), ("WN", WN), ("GROUP_M", GROUP_M)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ShapeError(f"gemm_mma_sync: {name} must be a positive integer, got {value!r}")
+    for name, value in (("SPREAD", SPREAD), ("EPILOGUE", EPILOGUE)):
+        if value not in (0, 1) or isinstance(value, float):
+            raise ShapeError(f"gemm_mma_sync: {name} must be 0 or 1, got {value!r}")
+    if dtype not in ("float16", "bfloat16"):
+        raise ShapeError(f"gemm_mma_sync: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    if STAGES < 2:
+        raise ShapeError(f"gemm_mma_sync: STAGES={STAGES} must be at least 2 (one stage "
+                         f"loads while another is read)")
+
+
 def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=64, WN=64,
                   GROUP_M=8, SPREAD=1, EPILOGUE=1):
+    _check_parameters(M, N, K, dtype, BM, BN, BK, STAGES, WM, WN, GROUP_M, SPREAD, EPILOGUE)
     for name, value, tile in (("M", M, BM), ("N", N, BN), ("K", K, BK)):
         if value % tile:
             raise ShapeError(f"gemm_mma_sync: {name}={value} is not a multiple of the tile's "
@@ -39,6 +59,10 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     if BM % WM or BN % WN or WM % 16 or WN % 16 or BK % 16:
         raise ShapeError(f"gemm_mma_sync: warp tile {WM}x{WN} must divide the CTA tile "
                          f"{BM}x{BN} in multiples of 16, and BK={BK} be a multiple of 16")
+    if (BM // WM) * (BN // WN) > MAX_WARPS:
+        raise ShapeError(f"gemm_mma_sync: a {BM}x{BN} tile of {WM}x{WN} warp tiles needs "
+                         f"{(BM // WM) * (BN // WN)} warps; a block has at most {MAX_WARPS} "
+                         f"(1024 threads): use larger WM or WN")
     KK = BK // 16                                                   # mma k-steps per k-tile
     if KK % 2 and KK != 1:
         raise ShapeError(f"gemm_mma_sync: BK={BK} must give an even number of 16-deep k-steps")
@@ -50,6 +74,11 @@ def gemm_mma_sync(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, WM=
     # The output tile is staged through the A stages when they can hold it (EPILOGUE=0: each
     # warp stores its fragment to global memory directly).
     stage_output = bool(EPILOGUE) and STAGES * BK >= BN
+    if stage_output and BN > 64 and WN % 64:
+        raise ShapeError(f"gemm_mma_sync: WN={WN}: the epilogue stages the {BM}x{BN} tile in "
+                         f"shared memory in 64-column swizzle atoms, which each warp's "
+                         f"{WM}x{WN} window must cover whole: WN must be a multiple of 64 when "
+                         f"BN > 64 (or EPILOGUE=0)")
     c_smem = T.mma_shared_layout(dtype, "128B", (BM, BN)) if stage_output else None
     warps_m, warps_n = BM // WM, BN // WN
     tiles_m, tiles_n, k_tiles = M // BM, N // BN, K // BK

@@ -22,7 +22,10 @@ cta_group::1 (BM = 128: one TMEM lane per row). TMA zero-fills reads past the ed
 no padding; M and N must be multiples of the tile (the epilogue stores whole rows from
 registers). The tcgen05 fences sit where the PTX memory model needs them: after each wait that
 orders tcgen05 work (tcgen05.fence::after_thread_sync) and before each sync that hands tcgen05
-work to other threads (before_thread_sync).
+work to other threads (before_thread_sync). Before the end, the producer (the thread that
+waits on `empty` to load) waits out the last `empty` phases, CUTLASS's producer tail
+(`_drain`): the arrivals of the last commits must not land in shared memory that a finished
+CTA has given up.
 """
 
 import math
@@ -81,6 +84,18 @@ def _tile_origin(pid, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int
     m0 = (pid // (group_m * tiles_n) * group_m + in_group % group_m) * BM
     n0 = in_group // group_m * BN
     return m0, n0
+
+
+def _drain(empty, first, STAGES: int):
+    """The producer's tail (CUTLASS's producer_tail): waits for the `empty` phases of k-steps
+    first .. first + STAGES - 1, which complete with the arrivals of the last STAGES
+    tcgen05.commits (a stage never used counts as free at once: the parity trick of the
+    loop's first round). Those arrivals land in this CTA's shared memory whenever the MMAs
+    finish, with nothing else waiting for them: without the drain the CTA could deallocate and
+    exit while they are still landing."""
+    for j in T.unroll(STAGES):
+        it = first + j
+        T.ptx.mbarrier.try_wait(empty.ptr_to([it % STAGES]), (it // STAGES + 1) % 2)
 
 
 def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, EPI_N=64):
@@ -155,6 +170,7 @@ def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                     if kt + STAGES - 1 < k_tiles:
                         load(kt + STAGES - 1)
                 T.ptx.tcgen05.commit(acc_full.ptr_to([0]), cta_group=1)
+                _drain(empty, k_tiles, STAGES)
 
         # --- epilogue: the warpgroup reads TMEM EPI_N columns at a time ---
         T.ptx.mbarrier.try_wait(acc_full.ptr_to([0]), 0)
@@ -238,6 +254,7 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                                       A[m0:m0 + BM, kt * BK:kt * BK + BK], full.ptr_to([s]))
                         Tx.copy_async(Bs[s * BN:s * BN + BN, :],
                                       B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
+                    _drain(empty, k_tiles, STAGES)
             if warp == 1:
                 # --- MMA warp: one thread issues, commits free the stages ---
                 if T.ptx.elect_sync():
@@ -344,6 +361,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                             Tx.copy_async(Bs[s * BN:s * BN + BN, :],
                                           B[n0:n0 + BN, kt * BK:kt * BK + BK], full.ptr_to([s]))
                             it += 1
+                    _drain(empty, it, STAGES)
             if warp == 1:
                 # --- MMA warp: tile i into accumulator i % 2, once the epilogue freed it ---
                 if T.ptx.elect_sync():
@@ -474,6 +492,10 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                                       A[m0:m0 + BM, kt * BK:kt * BK + BK], leader_full)
                         Tx.copy_async(Bs[s * HALF_N:s * HALF_N + HALF_N, :],
                                       B[nb:nb + HALF_N, kt * BK:kt * BK + BK], leader_full)
+                    # The even CTA's commits arrive on both CTAs' `empty` barriers: each CTA
+                    # drains its own, and the cluster_sync below keeps the pair together
+                    # until both have.
+                    _drain(empty, k_tiles, STAGES)
             if warp == 1:
                 # --- MMA warp of the even CTA: M = 2 * BM, commits to both CTAs ---
                 if rank % 2 == 0:

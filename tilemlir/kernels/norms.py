@@ -11,6 +11,8 @@ a multiple of 256 (8 elements x 32 lanes).
     rms_norm(M, N):  Y = X * rsqrt(mean(X^2) + eps) * weight
 """
 
+import math
+
 import tilemlir.lang as T
 
 Tx = T.tile
@@ -60,16 +62,30 @@ def softmax_per_thread(N: int) -> int:
     return per_thread
 
 
-def _check_dtype(dtype: str) -> None:
+MAX_ROWS = 2 ** 31 - 1     # one CTA per row: the grid's x extent
+
+
+def _check(kernel: str, M, N, dtype: str) -> None:
+    """ValueError naming the argument unless M and N are positive integers (M rows: one CTA
+    each) and dtype a 16-bit float."""
+    for name, value, limit in (("M", M, MAX_ROWS), ("N", N, None)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{kernel}: {name} must be a positive integer, got {value!r}")
+        if limit is not None and value > limit:
+            raise ValueError(f"{kernel}: {name}={value} rows exceed {limit}, the CTAs a grid "
+                             f"can have (one per row)")
     if dtype not in ("float16", "bfloat16"):
-        raise ValueError(f"dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+        raise ValueError(f"{kernel}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+
 
 
 def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None):
     """Softmax over the last axis of an M x N tensor; fast=True uses ex2.approx.ftz for exp.
     per_thread: elements each thread keeps (None: softmax_per_thread(N))."""
-    _check_dtype(dtype)
+    _check("softmax", M, N, dtype)
+    if not isinstance(fast, bool):
+        raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
     warps, chunks = row_tiling(N, softmax_per_thread(N) if per_thread is None else per_thread)
     layout = row_layout(N, warps, chunks)
 
@@ -102,7 +118,11 @@ def softmax(M: int, N: int, dtype: str = "float16", fast: bool = False,
 def rms_norm(M: int, N: int, dtype: str = "float16", eps: float = 1e-6,
              per_thread: int = PER_THREAD):
     """torch.nn.functional.rms_norm(X, (N,), weight, eps) over the last axis, f32 math."""
-    _check_dtype(dtype)
+    _check("rms_norm", M, N, dtype)
+    if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) \
+            or eps < 0:
+        raise ValueError(f"rms_norm: eps must be a finite number >= 0 (it is compiled into "
+                         f"the kernel), got {eps!r}")
     warps, chunks = row_tiling(N, per_thread)
     layout = row_layout(N, warps, chunks)
     w_layout = row_layout(N, warps, chunks, rows=False)

@@ -70,8 +70,9 @@ def _module(kernel) -> ir.Module:
         return kernel
     if isinstance(kernel, str):
         from tilemlir.ir.context import make_context
+        from tilemlir.ir.source import parse_source
         with make_context():
-            return ir.Module.parse(kernel)
+            return parse_source(kernel)
     raise TypeError(f"cannot interpret a {type(kernel).__name__}: pass a @T.prim_func function, "
                     f"tile-IR text or an ir.Module")
 

@@ -7,8 +7,10 @@ contiguity); a mismatch raises ArgumentError naming the parameter.
 
 from __future__ import annotations
 
+import ctypes
 import functools
 import math
+import os
 from dataclasses import dataclass
 
 import ml_dtypes
@@ -69,6 +71,93 @@ def _row_major(shape, strides) -> bool:
     return True
 
 
+# ---------------------------------------------------------------- DLPack capsules, checked
+# A DLPack capsule holds raw pointers, and cuda.core reads them as they are: a faulty or
+# hostile exporter's capsule would crash the process there. Each capsule is checked first, its
+# memory read through write(2) into a pipe (which fails with EFAULT on a bad address where
+# reading it directly would fault), and only a capsule that reads as a DLPack tensor is handed
+# on, wrapped so that cuda.core sees that very capsule.
+class _DLTensor(ctypes.Structure):
+    _fields_ = [("data", ctypes.c_void_p), ("device_type", ctypes.c_int32),
+                ("device_id", ctypes.c_int32), ("ndim", ctypes.c_int32),
+                ("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16),
+                ("shape", ctypes.c_void_p), ("strides", ctypes.c_void_p),
+                ("byte_offset", ctypes.c_uint64)]
+
+
+_capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+_capsule_pointer.restype = ctypes.c_void_p
+_capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capsule_valid = ctypes.pythonapi.PyCapsule_IsValid
+_capsule_valid.restype = ctypes.c_int
+_capsule_valid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.write.restype = ctypes.c_ssize_t
+_libc.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+
+MAX_DLPACK_DIMS = 32
+_READ_LIMIT = 4096          # within a pipe's buffer: the write below never blocks
+
+
+def _read_memory(address: int | None, size: int) -> bytes | None:
+    """`size` bytes at `address` of this process, or None when they are not all readable."""
+    if not address or not 0 < size <= _READ_LIMIT:
+        return None
+    r, w = os.pipe()
+    try:
+        if _libc.write(w, address, size) != size:
+            return None
+        return os.read(r, size)
+    finally:
+        os.close(r)
+        os.close(w)
+
+
+class _CheckedCapsule:
+    """An exporter's DLPack capsule that reads as a tensor, for cuda.core to consume."""
+
+    def __init__(self, capsule, device):
+        self._capsule, self._device = capsule, device
+
+    def __dlpack__(self, *args, **kwargs):
+        return self._capsule
+
+    def __dlpack_device__(self):
+        return self._device
+
+
+def _checked_dlpack(obj) -> _CheckedCapsule:
+    """obj's DLPack capsule, checked as the section above says; ArgumentError (the caller adds
+    the parameter's name) for one that is not a readable DLPack tensor."""
+    try:
+        try:
+            capsule = obj.__dlpack__(stream=-1)        # no stream ordering, as cuda.core asks
+        except TypeError:
+            capsule = obj.__dlpack__()
+        device = tuple(obj.__dlpack_device__())
+    except Exception as err:           # the exporter's own failure, whatever its type
+        raise ArgumentError(f"its __dlpack__() raised {type(err).__name__}: {err}") from None
+    if not _capsule_valid(capsule, b"dltensor"):
+        raise ArgumentError(f"its __dlpack__() returned {type(capsule).__name__}, not an "
+                            f"unused DLPack capsule (\"dltensor\")")
+    # A DLManagedTensor: the tensor, then the manager's context and deleter pointers.
+    raw = _read_memory(_capsule_pointer(capsule, b"dltensor"), ctypes.sizeof(_DLTensor) + 16)
+    if raw is None:
+        raise ArgumentError("its DLPack capsule points at unreadable memory")
+    tensor = _DLTensor.from_buffer_copy(raw[:ctypes.sizeof(_DLTensor)])
+    if not 0 <= tensor.ndim <= MAX_DLPACK_DIMS:
+        raise ArgumentError(f"its DLPack tensor has {tensor.ndim} dimensions")
+    if tensor.ndim:
+        for what, address in (("shape", tensor.shape), ("strides", tensor.strides)):
+            if (address or what == "shape") and _read_memory(address, 8 * tensor.ndim) is None:
+                raise ArgumentError(f"its DLPack tensor's {what} points at unreadable memory")
+        shape = _read_memory(tensor.shape, 8 * tensor.ndim)
+        if any(int.from_bytes(shape[i:i + 8], "little", signed=True) < 0
+               for i in range(0, len(shape), 8)):
+            raise ArgumentError("its DLPack tensor has a negative extent")
+    return _CheckedCapsule(capsule, device)
+
+
 class _CudaArrayV3:
     """An exporter of the CUDA Array Interface before version 3 (torch exports version 2),
     seen as version 3, which cuda.core's StridedMemoryView requires: version 2 has no stream
@@ -96,8 +185,9 @@ def view_tensor(obj) -> DeviceTensor:
     caller names or the framework's current one."""
     if not is_device_tensor(obj):      # pinned host memory, say, is device-accessible too
         raise ArgumentError("not a CUDA tensor")
+    source = _checked_dlpack(obj) if hasattr(obj, "__dlpack__") else _cai_v3(obj)
     try:
-        view = _strided_memory_view()(_cai_v3(obj), stream_ptr=-1)
+        view = _strided_memory_view()(source, stream_ptr=-1)
     except Exception:
         raise ArgumentError("not a CUDA tensor") from None
     try:
@@ -221,8 +311,9 @@ def check_host_array(p: Param, value) -> np.ndarray:
 def check_device_tensor(p: Param, value) -> DeviceTensor:
     try:
         t = _peek_torch(value) if _is_torch_tensor(value) else view_tensor(value)
-    except ArgumentError:
-        raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor") from None
+    except ArgumentError as err:
+        detail = "" if str(err) == "not a CUDA tensor" else f": {err}"
+        raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor{detail}") from None
     _check_shape(p, t.shape, t.dtype, t.contiguous)
     if not t.address and math.prod(t.shape):
         raise ArgumentError(f"argument '{p.name}' has a NULL data pointer")

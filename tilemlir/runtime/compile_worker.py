@@ -34,6 +34,7 @@ from pathlib import Path
 
 from mlir import ir
 
+from tilemlir.env import flag as env_flag
 from tilemlir.ir.context import make_context
 from tilemlir.pipeline import PipelineOptions
 from tilemlir.runtime.executable import Executable
@@ -79,7 +80,8 @@ def entry_files(input_ir: str, options: PipelineOptions,
 
 def lower(input_ir: str, options: PipelineOptions, with_passes: bool) -> dict[str, bytes]:
     """entry_files(...) in the worker (or here, with TILEMLIR_COMPILE_IN_PROCESS=1)."""
-    if os.environ.get("TILEMLIR_COMPILE_IN_PROCESS", "") not in ("", "0") or _worker.unusable:
+    env_flag("TILEMLIR_DEBUG")                      # a bad value is an error at once
+    if env_flag("TILEMLIR_COMPILE_IN_PROCESS") or _worker.unusable:
         return entry_files(input_ir, options, with_passes)
     try:
         return _worker.call((input_ir, options, with_passes,
@@ -163,7 +165,7 @@ class _Worker:
         status, payload, trace = answer
         if status == "ok":
             return payload
-        if os.environ.get("TILEMLIR_DEBUG", "") not in ("", "0"):
+        if env_flag("TILEMLIR_DEBUG"):
             print(f"tilemlir: in the compiler process:\n{trace}", file=sys.stderr)
         if status == "mlir-error":          # the bindings' own exception type, as in-process
             message, diagnostics = payload

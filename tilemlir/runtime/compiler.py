@@ -51,6 +51,7 @@ from mlir import ir
 
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.ir.context import DIALECT_FILE, make_context
+from tilemlir.ir.source import parse_source
 from tilemlir.pipeline import PipelineOptions
 from tilemlir.runtime.compile_worker import lower
 from tilemlir.runtime.executable import Executable, Kernel
@@ -447,13 +448,13 @@ def _tile_module(kernel) -> tuple[ir.Module, str | None]:
         return kernel.build(), kernel.name
     if isinstance(kernel, ir.Module):
         # A copy: lowering works in place, and the caller's module stays theirs.
-        copy = ir.Module.parse(kernel.operation.get_asm(enable_debug_info=True),
-                               context=kernel.context)
+        copy = parse_source(kernel.operation.get_asm(enable_debug_info=True), "the module",
+                            context=kernel.context)
         return copy, None
     if isinstance(kernel, str):
         ctx = make_context()
         with ctx:
-            return ir.Module.parse(kernel), None
+            return parse_source(kernel), None
     raise TypeError(f"cannot compile a {type(kernel).__name__}: pass a @T.prim_func function, "
                     f"tile IR text or an ir.Module")
 

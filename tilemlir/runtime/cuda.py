@@ -24,6 +24,30 @@ class CudaError(RuntimeError):
     pass
 
 
+class TorchUnavailable(ModuleNotFoundError):
+    """PyTorch, which the helper called needs, is not installed."""
+
+
+def require_torch(what: str):
+    """The torch module, or TorchUnavailable naming `what` needs it and how to install it."""
+    try:
+        import torch
+    except ImportError:
+        raise TorchUnavailable(f"{what} needs PyTorch, which is not installed here: "
+                               f"pip install 'tilemlir[torch]'", name="torch") from None
+    return torch
+
+
+def require_torch_cuda(what: str):
+    """The torch module with a usable CUDA device, else TorchUnavailable or CudaUnavailable."""
+    torch = require_torch(what)
+    if not torch.cuda.is_available():
+        raise CudaUnavailable(f"{what} runs on a CUDA GPU, and torch sees none here "
+                              f"(torch.cuda.is_available() is False: a CPU-only torch, no "
+                              f"driver or no GPU)")
+    return torch
+
+
 @functools.lru_cache(maxsize=1)
 def driver():
     """The cuda.bindings.driver module (tests replace this function with a fake)."""

@@ -17,9 +17,11 @@ from __future__ import annotations
 import ctypes
 import threading
 
+import numpy as np
 from mlir import ir
 
 from tilemlir.ir.context import make_context
+from tilemlir.ir.source import parse_source
 from tilemlir.pipeline import PipelineOptions, lower_to_ptx
 from tilemlir.runtime import args as argcheck
 from tilemlir.runtime import launch as rt
@@ -66,7 +68,7 @@ class Executable:
     def from_text(text: str, target: str | Target = "sm_90a") -> "Executable":
         t = target if isinstance(target, Target) else Target(target)
         with make_context():
-            return Executable.compile(ir.Module.parse(text), PipelineOptions(t))
+            return Executable.compile(parse_source(text), PipelineOptions(t))
 
     def kernel(self, name: str | None = None) -> "Kernel":
         if name is None:
@@ -267,13 +269,23 @@ class Kernel:
         shapes = {i: tuple(a.shape) for i, a in arrays.items()}
         handle = stream_handle(stream) if stream is not None else LEGACY_DEFAULT_STREAM
         addresses, device = {}, rt.bound_device()      # host arrays go to the runtime's device
+        # A read-only array (flags.writeable False, e.g. over an immutable buffer) is never
+        # written: its copy comes back into a scratch array, which must equal it.
+        back = {i: a if a.flags.writeable else np.empty_like(a) for i, a in arrays.items()}
         try:
             for i, array in arrays.items():
                 addresses[i] = rt.copy_to_device(array)
             self._launch(grid, handle, addresses, scalars, device, shapes)
         finally:
             for i, address in addresses.items():
-                rt.copy_back_and_free(arrays[i], address)
+                rt.copy_back_and_free(back[i], address)
+        for i, array in arrays.items():
+            if back[i] is not array and back[i].tobytes() != array.tobytes():
+                name = sig.params[i].name
+                raise argcheck.ArgumentError(
+                    f"{self.name} wrote argument '{name}', a read-only array (its "
+                    f"flags.writeable is False), which was left unchanged: pass a writable "
+                    f"array for '{name}' (e.g. a copy: numpy.array(...))")
 
     def _launch(self, grid, stream: int, addresses: dict, scalars: dict, device: int,
                 shapes: dict) -> None:

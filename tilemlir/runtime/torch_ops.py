@@ -20,7 +20,8 @@ def torch_op(kernel: Kernel, name: str, outputs):
     """Registers `kernel` as the torch custom op `name` ("namespace::op"); `outputs` names the
     buffer parameters the kernel writes. The op takes the other parameters in order and returns
     the outputs (one tensor, or a tuple)."""
-    import torch
+    from tilemlir.runtime.cuda import require_torch
+    torch = require_torch("tilemlir.torch_op")
 
     if not isinstance(kernel, Kernel):
         raise ArgumentError(f"torch_op: kernel must be a compiled tilemlir Kernel, got "

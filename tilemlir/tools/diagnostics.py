@@ -8,10 +8,11 @@ every produced one must be expected.
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from tilemlir.env import flag as env_flag
 
 if TYPE_CHECKING:  # tilemlir-opt's launcher imports this module without loading MLIR
     from mlir import ir
@@ -21,7 +22,7 @@ REPORT_HINT = "a bug in tilemlir: please report it with the input and the comman
 
 def debug_enabled() -> bool:
     """TILEMLIR_DEBUG=1: show raw tracebacks of internal errors (the only way to get one)."""
-    return os.environ.get("TILEMLIR_DEBUG", "") not in ("", "0")
+    return env_flag("TILEMLIR_DEBUG")
 
 
 def internal_error(tool: str, err: BaseException) -> str:

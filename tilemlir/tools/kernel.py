@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import os
 import sys
 
 from mlir import ir
 
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.values import KernelError
+from tilemlir.env import SettingError, flag as env_flag
 from tilemlir.pipeline import PipelineError
 from tilemlir.target.ptx import extract_ptx
 from tilemlir.tools import diagnostics
@@ -109,9 +109,14 @@ def diag_file(d) -> str:
 
 def main() -> None:
     try:
+        debug = env_flag("TILEMLIR_DEBUG")
+    except SettingError as err:
+        print(f"tilemlir-kernel: {err}", file=sys.stderr)
+        sys.exit(1)
+    try:
         code = run(sys.argv[1:])
     except Exception as err:
-        if os.environ.get("TILEMLIR_DEBUG"):
+        if debug:
             raise
         print(f"tilemlir-kernel: internal error: {type(err).__name__}: {err}", file=sys.stderr)
         code = 1

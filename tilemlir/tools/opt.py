@@ -6,10 +6,12 @@
 Errors are printed as `file:line:col: error: message` and exit with status 1; the process never
 shows a Python traceback for bad input (TILEMLIR_DEBUG=1 shows one for internal errors).
 
-Nothing is lost: `-o FILE` is written to a temporary file next to FILE and renamed over it only
-when the whole run succeeded, so a failing run (any chunk of --split-input-file included) leaves
-an existing FILE as it was, and `-o` naming the input replaces it only with a good result.
-(mlir-opt instead truncates FILE first and deletes it when the run fails.)
+Nothing is lost: `-o PATH` is written only when the whole run succeeded, so a failing run (any
+chunk of --split-input-file included) leaves an existing file as it was (mlir-opt truncates it
+first and deletes it when the run fails). Otherwise -o behaves as mlir-opt's: devices, FIFOs,
+/dev/stdout and links are written through, never replaced; a regular file is replaced by a
+complete temporary file renamed over it, keeping its mode; a read-only file is an error
+(`write_output`).
 
 The process never dies on input: the command (`main`) is a thin launcher that runs the work in a
 child process (this module run with -m). MLIR and LLVM abort the process on some inputs instead of
@@ -25,13 +27,14 @@ import contextlib
 import os
 import re
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from tilemlir.tools import diagnostics
-from tilemlir.tools.source import SourceError, check_source, decode
 
 if TYPE_CHECKING:
     from mlir import ir
@@ -75,8 +78,26 @@ def _parser() -> argparse.ArgumentParser:
                    help="process each chunk separated by '// -----' on its own")
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check diagnostics against expected-error/warning/note/remark comments")
-    p.add_argument("--mlir-print-ir-after-all", action="store_true",
-                   help="print the IR after every pass (to stderr)")
+    printing = p.add_argument_group(
+        "IR printing and timing (as mlir-opt's; dumps go to stderr and show the whole module)")
+    printing.add_argument("--mlir-print-ir-before", metavar="PASS[,PASS...]", action="append",
+                          default=[], help="print the IR before each run of these passes "
+                          "(tilemlir or upstream pass names, e.g. tile-dispatch,cse)")
+    printing.add_argument("--mlir-print-ir-after", metavar="PASS[,PASS...]", action="append",
+                          default=[], help="print the IR after each run of these passes")
+    printing.add_argument("--mlir-print-ir-before-all", action="store_true",
+                          help="print the IR before every pass")
+    printing.add_argument("--mlir-print-ir-after-all", action="store_true",
+                          help="print the IR after every pass")
+    printing.add_argument("--mlir-print-ir-after-change", action="store_true",
+                          help="print the IR after a pass only when the pass changed it (alone: "
+                               "after every pass that changed it)")
+    printing.add_argument("--mlir-print-ir-after-failure", action="store_true",
+                          help="print the IR after a pass that failed")
+    printing.add_argument("--mlir-print-debuginfo", action="store_true",
+                          help="print locations (loc(...)) in the output and in IR dumps")
+    printing.add_argument("--mlir-timing", action="store_true",
+                          help="print the time each pass took, after each input (chunk)")
     p.add_argument("--emit", choices=("mlir", "ptx"), default="mlir",
                    help="print the resulting IR (default) or the PTX of its gpu.binary ops")
     p.add_argument("--list-variants", action="store_true",
@@ -123,7 +144,7 @@ class UsageError(Exception):
     """A mistake on the command line or in the input: one line, exit status 1."""
 
 
-def _render_output(module: ir.Module, emit: str) -> str:
+def _render_output(module: ir.Module, emit: str, debug_info: bool) -> str:
     if emit == "ptx":
         from tilemlir.target.ptx import extract_ptx
         ptx = extract_ptx(module)
@@ -132,11 +153,92 @@ def _render_output(module: ir.Module, emit: str) -> str:
                              "that compiles to PTX, e.g. --pass-pipeline='builtin.module("
                              "tile-to-ptx{chip=sm_90a})'")
         return "\n".join(ptx.values())
-    return str(module)
+    return module.operation.get_asm(enable_debug_info=debug_info)
+
+
+_DUMP_HEADER = re.compile(r"^// -----// IR Dump (Before|After) (.*?)( Failed)? \(([^()]*)\)"
+                          r"(?: \('[^']*' operation[^)]*\))? //----- //$", re.M)
+
+
+@dataclass
+class IRPrinting:
+    """The --mlir-print-ir-* options. MLIR's PassManager prints before or after every pass
+    (and only after a change, or a failure); dumps of named passes are cut out of its output
+    (`select`), by the pass argument in each dump's header, so tilemlir's Python passes and
+    upstream passes are named alike."""
+    before: set[str] = field(default_factory=set)
+    after: set[str] = field(default_factory=set)
+    before_all: bool = False
+    after_all: bool = False
+    after_change: bool = False
+    after_failure: bool = False
+    debug_info: bool = False
+
+    @staticmethod
+    def of(args, ctx) -> "IRPrinting":
+        from tilemlir.tools.pass_pipeline import check_pass_name
+
+        def names(option: str, values: list[str]) -> set[str]:
+            found = {n.strip() for v in values for n in v.split(",") if n.strip()}
+            if values and not found:
+                raise UsageError(f"{option} needs pass names, e.g. {option}=tile-dispatch,cse")
+            for name in sorted(found):
+                try:
+                    check_pass_name(name, ctx)
+                except ValueError as err:
+                    raise UsageError(f"{option}: {err}") from None
+            return found
+
+        return IRPrinting(names("--mlir-print-ir-before", args.mlir_print_ir_before),
+                          names("--mlir-print-ir-after", args.mlir_print_ir_after),
+                          args.mlir_print_ir_before_all, args.mlir_print_ir_after_all,
+                          args.mlir_print_ir_after_change, args.mlir_print_ir_after_failure,
+                          args.mlir_print_debuginfo)
+
+    @property
+    def _after_some(self) -> bool:
+        """Dumps after passes other than failed ones are asked for."""
+        return self.after_all or bool(self.after) or self.after_change
+
+    @property
+    def filtered(self) -> bool:
+        """MLIR prints more than asked for: its output must be cut (`select`). It prints
+        before and after every pass or none, and "after failure" means after failures only."""
+        return (bool(self.before) and not self.before_all) or \
+            (bool(self.after) and not self.after_all) or (self.after_failure and self._after_some)
+
+    def mlir_options(self) -> dict | None:
+        """PassManager.enable_ir_printing's arguments, or None to print nothing."""
+        before = self.before_all or bool(self.before)
+        after = self._after_some or self.after_failure
+        if not before and not after:
+            return None
+        return dict(print_before_all=before, print_after_all=after,
+                    print_after_change=self.after_change,
+                    print_after_failure=self.after_failure and not self._after_some,
+                    enable_debug_info=self.debug_info)
+
+    def select(self, printed: str) -> str:
+        """The dumps of `printed` (MLIR's output) that were asked for, and any other text."""
+        out, keep, last = [], True, 0
+        for m in _DUMP_HEADER.finditer(printed):
+            if keep:
+                out.append(printed[last:m.start()])
+            when, failed, argument = m.group(1), bool(m.group(3)), m.group(4)
+            if when == "Before":
+                keep = self.before_all or argument in self.before
+            else:
+                keep = (failed and self.after_failure) or self.after_all or \
+                    argument in self.after or (self.after_change and not self.after)
+            last = m.start()
+        if keep:
+            out.append(printed[last:])
+        return "".join(out)
 
 
 def _read_input(path: str) -> tuple[str, str]:
     """(display name, text) of the input, checked before MLIR parses it."""
+    from tilemlir.ir.source import decode
     name = "<stdin>" if path == "-" else path
     try:
         if path == "-":
@@ -149,44 +251,104 @@ def _read_input(path: str) -> tuple[str, str]:
     return name, decode(data, name)
 
 
-def write_atomically(path: str, text: str) -> None:
-    """Writes `text` to `path` through a temporary file in the same directory, renamed over
-    `path` at the end: a reader (or a crash) never sees a partial file. A link is followed."""
-    target = os.path.realpath(path)
-    if os.path.isdir(target):
-        raise UsageError(f"cannot write {path}: it is a directory")
+# Paths that name one of this process's file descriptors: written there, never reopened (so a
+# `>>` log stays appended to and a pipe is not reopened by name).
+_FD_PATH = re.compile(r"/dev/(?:(?P<std>stdout|stderr)|fd/(?P<fd>\d+))|/proc/self/fd/(?P<proc>\d+)")
+
+
+def _write_fd(fd: int, text: str) -> None:
+    data = text.encode()
+    while data:
+        data = data[os.write(fd, data):]
+
+
+def write_output(path: str, text: str) -> None:
+    """-o PATH, as mlir-opt opens and writes it, except that what can be replaced safely is.
+
+    - /dev/stdout, /dev/stderr, /dev/fd/N: written to that file descriptor.
+    - A device, FIFO or socket (after following links): opened and written, never replaced.
+    - A regular file (or a new one): the text goes to a temporary file in the same directory,
+      renamed over the file when complete, keeping its mode: a reader (or a crash) never sees
+      a partial file. A link is followed, not replaced. Where a rename would change what the
+      file is (another owner, hard links) or the directory is not writable, the file is
+      truncated and written in place, as mlir-opt does.
+    - A file the user may not write, or one with no write permission at all (even for root),
+      is an error naming it, and stays as it was.
+    """
+    m = _FD_PATH.fullmatch(path)
     try:
-        mode = os.stat(target).st_mode & 0o7777
-    except FileNotFoundError:
+        if m:
+            fd = {"stdout": 1, "stderr": 2}[m["std"]] if m["std"] else int(m["fd"] or m["proc"])
+            _write_fd(fd, text)
+            return
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            st = None
+        if st is not None and stat.S_ISDIR(st.st_mode):
+            raise UsageError(f"cannot write {path}: it is a directory")
+        if st is not None and not stat.S_ISREG(st.st_mode):
+            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY)
+            try:
+                _write_fd(fd, text)
+            finally:
+                os.close(fd)
+            return
+        _write_regular(path, st, text)
+    except OSError as err:
+        raise UsageError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _write_regular(path: str, st: os.stat_result | None, text: str) -> None:
+    target = os.path.realpath(path)          # a link is written through, not replaced
+    directory = os.path.dirname(target) or "."
+    if st is not None:
+        if not st.st_mode & 0o222:
+            raise UsageError(f"cannot write {path}: the file is read-only; it was left as it was")
+        if not os.access(target, os.W_OK):
+            raise UsageError(f"cannot write {path}: permission denied; it was left as it was")
+        mode = stat.S_IMODE(st.st_mode)
+        if st.st_nlink > 1 or st.st_uid != os.geteuid() or not os.access(directory, os.W_OK):
+            with open(target, "w") as f:     # in place: the same file, links and owner
+                f.write(text)
+            return
+    else:
         umask = os.umask(0)
         os.umask(umask)
         mode = 0o666 & ~umask
-    except OSError as err:
-        raise UsageError(f"cannot write {path}: {err.strerror}") from None
-    try:
-        fd, tmp = tempfile.mkstemp(dir=os.path.dirname(target) or ".",
-                                   prefix=f".{os.path.basename(target)}.", suffix=".tmp")
-    except OSError as err:
-        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+    fd, tmp = tempfile.mkstemp(dir=directory, prefix=f".{os.path.basename(target)}.",
+                               suffix=".tmp")
     try:
         with os.fdopen(fd, "w") as f:
             f.write(text)
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-    except OSError as err:
+    except BaseException:
         os.unlink(tmp)
-        raise UsageError(f"cannot write {path}: {err.strerror}") from None
+        raise
 
 
 def _name_source(module, filename: str) -> None:
-    """Ops parsed from a string are located in file "-": name the input file instead, as
-    mlir-opt does, so that line info (tile-to-ptx{line-info=true}: `.file`) points at it."""
+    """Ops and block arguments parsed from a string are located in file "-": name the input
+    file instead, as mlir-opt does, so that line info (tile-to-ptx{line-info=true}: `.file`)
+    and --mlir-print-debuginfo point at it."""
     from mlir import ir
 
-    def visit(op):
-        loc = op.location
+    def renamed(loc):
         if loc.is_a_file() and loc.filename == "-":
-            op.location = ir.Location.file(filename, loc.start_line, loc.start_col)
+            return ir.Location.file(filename, loc.start_line, loc.start_col)
+        return None
+
+    def visit(op):
+        loc = renamed(op.location)
+        if loc is not None:
+            op.location = loc
+        for region in op.regions:
+            for block in region.blocks:
+                for arg in block.arguments:
+                    loc = renamed(arg.location)
+                    if loc is not None:
+                        arg.set_location(loc)
         return ir.WalkResult.ADVANCE
 
     module.operation.walk(visit)
@@ -197,6 +359,8 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
     from mlir import ir
 
     from tilemlir.dispatch import explain
+    from tilemlir.ir.source import parse_source
+    from tilemlir.pipeline import captured_stderr
     from tilemlir.tools.pass_pipeline import pass_manager
     produced: list[diagnostics.Diagnostic] = []
 
@@ -204,12 +368,11 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
         produced.extend(diagnostics.from_mlir(d))
         return True
 
-    check_source(chunk, args.filename, first_line)
     handler = ctx.attach_diagnostic_handler(on_diagnostic)
     try:
         with ctx:
             try:
-                module = ir.Module.parse("\n" * (first_line - 1) + chunk)
+                module = parse_source(chunk, args.filename, first_line)
             except ir.MLIRError as err:
                 for d in err.error_diagnostics:
                     produced.extend(diagnostics.from_mlir(d))
@@ -217,37 +380,47 @@ def _process(chunk: str, first_line: int, args, ctx) -> tuple[str | None, list]:
             if args.filename != "<stdin>":
                 _name_source(module, os.path.abspath(args.filename))
             if args.pass_pipeline:
-                pm = pass_manager(args.pass_pipeline, ctx, args.mlir_print_ir_after_all)
+                printing = args.printing
+                pm = pass_manager(args.pass_pipeline, ctx, printing.mlir_options(),
+                                  args.mlir_timing)
                 recorder = explain.recording() if args.explain_dispatch \
                     else contextlib.nullcontext()
+                capture = captured_stderr() if printing.filtered else contextlib.nullcontext()
                 try:
-                    with recorder as decisions:
+                    with recorder as decisions, capture as printed:
                         pm.run(module.operation)
                 except ir.MLIRError as err:
                     for d in err.error_diagnostics:
                         produced.extend(diagnostics.from_mlir(d))
                     return None, produced
                 finally:
+                    if printing.filtered:
+                        sys.stderr.write(printing.select(printed[0]))
                     if args.explain_dispatch:
                         print(explain.render(decisions), file=sys.stderr)
+                    sys.stderr.flush()
+                    del pm           # --mlir-timing: the report is printed now
             elif args.explain_dispatch:
                 raise UsageError("--explain-dispatch explains the tile-dispatch passes of "
                                  "--pass-pipeline, and none was given")
-            return _render_output(module, args.emit), produced
+            return _render_output(module, args.emit, args.mlir_print_debuginfo), produced
     finally:
         handler.detach()
 
 
 def run(argv: list[str]) -> int:
     """tilemlir-opt `argv` in this process; returns the exit status."""
+    from tilemlir.env import SettingError
+    from tilemlir.ir.source import SourceError
     from tilemlir.pipeline import PipelineError
     args = _parser().parse_args(argv)
-    if args.list_variants:
-        print(list_variants())
-        return 0
     try:
+        diagnostics.debug_enabled()           # a bad TILEMLIR_DEBUG is an error at once
+        if args.list_variants:
+            print(list_variants())
+            return 0
         return _run(args)
-    except (UsageError, SourceError, PipelineError) as err:
+    except (UsageError, SourceError, PipelineError, SettingError) as err:
         print(f"tilemlir-opt: {err}", file=sys.stderr)
         return 1
 
@@ -256,6 +429,7 @@ def _run(args) -> int:
     from tilemlir.ir.context import make_context
     args.filename, text = _read_input(args.input)
     ctx = make_context()
+    args.printing = IRPrinting.of(args, ctx)
     # MLIR's worker threads (parallel verification and nested pass pipelines) would call the
     # Python diagnostic handler without holding the GIL, which kills the process.
     ctx.enable_multithreading(False)
@@ -280,7 +454,7 @@ def _run(args) -> int:
     elif failed:
         print(f"tilemlir-opt: {args.output} not written (the run failed)", file=sys.stderr)
     else:
-        write_atomically(args.output, result)
+        write_output(args.output, result)
     return 1 if failed else 0
 
 
@@ -288,9 +462,16 @@ def main() -> None:
     """The tilemlir-opt command: runs `run_in_process` in a child process (see the module
     docstring) and turns the child's death by a signal into an internal error, exit status 1."""
     try:
-        child = subprocess.run([sys.executable, "-m", "tilemlir.tools.opt", *sys.argv[1:]])
+        # close_fds=False: the user's inheritable descriptors reach the child, so that
+        # `-o /dev/fd/3 3>file` works as in one process.
+        child = subprocess.run([sys.executable, "-m", "tilemlir.tools.opt", *sys.argv[1:]],
+                               close_fds=False)
     except KeyboardInterrupt:
         sys.exit(130)
+    except OSError as err:
+        print(f"tilemlir-opt: cannot start the compiler process ({sys.executable}): "
+              f"{err.strerror or err}", file=sys.stderr)
+        sys.exit(1)
     code = child.returncode
     if code < 0:
         try:

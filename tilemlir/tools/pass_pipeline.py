@@ -198,10 +198,33 @@ def unknown_pass_message(element: str) -> str:
             f"or pipeline")
 
 
-def pass_manager(text: str, ctx: ir.Context | None = None,
-                 print_ir_after_all: bool = False) -> PassManager:
-    """A PassManager running the pipeline `text` (tilemlir and upstream passes mixed)."""
+def pass_manager(text: str, ctx: ir.Context | None = None, ir_printing: dict | None = None,
+                 timing: bool = False) -> PassManager:
+    """A PassManager running the pipeline `text` (tilemlir and upstream passes mixed);
+    `ir_printing` and `timing` as pipeline.build_pass_manager takes them."""
     try:
-        return pipeline.build_pass_manager(parse_pipeline(text), ctx, print_ir_after_all)
+        return pipeline.build_pass_manager(parse_pipeline(text), ctx, ir_printing, timing)
     except UnknownPassError as err:
         raise PipelineError(unknown_pass_message(err.element)) from None
+
+
+def pass_names() -> list[str]:
+    """The tilemlir passes that run as passes of their own (tile-to-ptx is a pipeline of them
+    and upstream passes): the names IR dumps and timings show."""
+    return [name for name in TILE_PASSES if name != "tile-to-ptx"]
+
+
+def check_pass_name(name: str, ctx: ir.Context | None = None) -> None:
+    """PipelineError unless `name` is a pass whose IR a dump can show: a tilemlir pass or a
+    registered upstream pass."""
+    if name in pass_names():
+        return
+    if name == "tile-to-ptx":
+        raise PipelineError("tile-to-ptx is a pipeline, not a pass: name one of the passes it "
+                            "runs, e.g. tile-dispatch, tile-materialize, convert-gpu-to-nvvm")
+    if not re.fullmatch(r"[\w.-]+", name):
+        raise PipelineError(f"'{name}' is not a pass name")
+    try:
+        pipeline.add_upstream(PassManager("builtin.module", context=ctx), f"any({name})")
+    except PipelineError:
+        raise PipelineError(unknown_pass_message(name)) from None

@@ -61,8 +61,9 @@ class SplitK:
         """Publishes acc (this warpgroup's rows row .. row + 64 of the tile) as W's block
         `unit`, counts it on `tile`; the last of the `splits` units sums the tile's blocks
         tile * splits .. into acc (part: a 64 x SPLIT_K_STEP_N fp32 register tile), resets the
-        counter and runs `then` (the tile's store). Returns whether this unit was the last."""
-        BM, STEP = self.BM, SPLIT_K_STEP_N
+        counter and runs `then` (the tile's store). Returns whether this unit was the last.
+        (A tile narrower than SPLIT_K_STEP_N columns is added whole: `part` is as wide.)"""
+        BM, STEP = self.BM, min(SPLIT_K_STEP_N, acc.shape[1])
         mine = unit * BM + row
         Tx.wg.copy(self.W[mine:mine + 64, :], acc)
         last, counter = self.count(tile, splits)

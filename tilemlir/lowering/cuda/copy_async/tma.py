@@ -16,7 +16,7 @@ shared tile and whose swizzle is the tile's; coordinates are innermost first):
 
 The box follows from the destination layout: it must be the row-major (rows, cols) layout TMA
 writes, with the swizzle of a TMA mode (128B, 64B, 32B or none) and rows of exactly the swizzle
-width. Wider tiles are cut into boxes one swizzle-width wide (an MMA layout puts those side by
+width (unswizzled: the tile's row, at most 256 elements and a multiple of 16 bytes). Wider tiles are cut into boxes one swizzle-width wide (an MMA layout puts those side by
 side), taller than 256 rows into boxes of 256 rows; each box is one TMA copy. Every box starts
 on its swizzle repeat (1024 bytes for 128B), whatever the dynamic slice offsets. The global
 side is a window of a kernel parameter buffer (row-major); out-of-bounds parts of a box read as
@@ -85,6 +85,10 @@ def _boxes(ctx, name: str, mode: str):
     if cols % width:
         raise Reject(f"{name} rows hold {cols} elements, not a multiple of the {mode} swizzle width "
                      f"({width} elements): TMA writes whole swizzle rows")
+    if width > MAX_BOX:
+        raise Reject(f"{name} rows hold {width} elements in one unswizzled box; a TMA box "
+                     f"dimension is at most {MAX_BOX} (use a swizzled layout, whose boxes are "
+                     f"one swizzle row wide, or narrower tiles)")
     box = (min(rows, MAX_BOX), width)
     if rows % box[0]:
         raise Reject(f"{name} has {rows} rows: more than {MAX_BOX} must be a multiple of {MAX_BOX}")

@@ -1,0 +1,166 @@
+"""A Hopper GEMM for a small M (decode: M <= 64), on the shared parts.
+
+    D[m, n] = sum_k A[m, k] * B[n, k]          A: M x K, B: N x K, D: M x N
+
+wgmma's M side is 64 rows, so a tile of D of M = 1 rows wastes 63 of them. Swapped, the product
+is D^T = B A^T: B's rows (N of them: thousands) fill the 64-row side, and A's M rows, padded to
+MPAD (a multiple of 8, wgmma's n), the other. Each CTA then streams BN rows of B through a TMA
+ring, with A's MPAD rows of the same k-tile beside them (TMA reads zeros past A's M rows), and
+its consumer warpgroups keep a 64 x MPAD fp32 accumulator each. The roof is reading B once at
+the device's bandwidth; A and D are small.
+
+N / BN row tiles are fewer than the SMs for most decode shapes (N = 4096, BN = 128: 32), so K
+is split as well (SPLIT_K units per tile, each a run of the k-tiles: parts.SplitK sums the
+fp32 partials of a tile in split order) and the persistent grid walks the units. The epilogue
+stores the accumulator transposed, straight from registers: its register tile seen as MPAD x 64
+(the same registers, the dims swapped) goes to D's rows 0 .. M with masked stores.
+
+M may be known only at run time (`T.dynamic("M")`, within MPAD): one compile per MPAD serves
+every M up to it.
+"""
+
+
+import math
+
+import tilemlir.lang as T
+from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, CpAsyncStages, GemmStages,
+                                    ShapeError, SplitK,
+                                    TileSchedule, check_gemm, check_splits, consumer_regs,
+                                    split_k_buffers, warp_specialized)
+from tilemlir.lang import wgmma_accumulator_layout
+
+Tx = T.tile
+
+MPADS = (8, 16, 24, 32, 40, 48, 56, 64)        # wgmma n for M rows of A: multiples of 8
+
+
+def mpad_for(M: int) -> int:
+    """The smallest wgmma n (a multiple of 8) holding M rows."""
+    if isinstance(M, bool) or not isinstance(M, int) or not 1 <= M <= MPADS[-1]:
+        raise ShapeError(f"hgemm_decode: M={M!r} must be an integer from 1 to {MPADS[-1]}")
+    return next(p for p in MPADS if p >= M)
+
+
+def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, SPLIT_K=1,
+                 SMS=132, PRODUCER_REGS=None, CONSUMER_REGS=None, PRODUCER="tma"):
+    """D = A @ B^T for M <= MPAD <= 64 (M an int, or a run-time dim with MPAD given): BN rows
+    of B per tile (BN / 64 consumer warpgroups), SPLIT_K units per tile, a persistent grid of
+    at most SMS CTAs. With SPLIT_K > 1 the kernel takes (A, B, D, W, C) as hgemm_v6 does
+    (decode_buffers_shapes). PRODUCER="cp_async": the producer warpgroup loads the k-tiles
+    with masked cp.async (K not a multiple of 8; parts.CpAsyncStages)."""
+    kernel = "hgemm_decode"
+    run_time_m = isinstance(M, T.DimExpr)
+    if MPAD is None:
+        if run_time_m:
+            raise ShapeError(f"{kernel}: a run-time M needs MPAD (the rows it may reach)")
+        MPAD = mpad_for(M)
+    if MPAD not in MPADS or (not run_time_m and not 1 <= M <= MPAD):
+        raise ShapeError(f"{kernel}: MPAD={MPAD!r} must be one of {MPADS} and hold M={M}")
+    check_gemm(kernel, BN * -(-N // BN), MPAD, K, dtype, BN, MPAD, BK, STAGES, PRODUCER)
+    cp_async = PRODUCER == "cp_async"
+    if PRODUCER_REGS is None:
+        PRODUCER_REGS = 96 if cp_async else 40
+    consumers = BN // 64
+    CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
+    k_tiles = math.ceil(K / BK)
+    check_splits(kernel, "SPLIT_K", SPLIT_K, K, k_tiles)
+    # The tiles of D^T: N / BN rows of one MPAD-wide column.
+    schedule = TileSchedule(N, MPAD, BN, MPAD, sms=SMS, k_tiles=k_tiles, group_m=1,
+                            split_k=SPLIT_K)
+    split = SPLIT_K > 1
+    w_shape, c_shape = split_k_buffers(schedule.split_tiles, SPLIT_K, BN, MPAD)
+    acc_layout = wgmma_accumulator_layout(64, MPAD)
+    out_t_layout = acc_layout.permute_by_groups((64, MPAD), (1, 0))     # the same registers
+    step = min(SPLIT_K_STEP_N, MPAD)
+    step_layout = wgmma_accumulator_layout(64, step)
+
+    @T.prim_func
+    def hgemm_decode(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
+                     D: T.Buffer((M, N), dtype),
+                     W: T.Buffer(w_shape, "float32") if split else None,
+                     C: T.Buffer(c_shape, "int32") if split else None):
+        pid = T.cta_id([schedule.ctas])
+        wg = T.warpgroup_id([1 + consumers])
+        warp = T.warp_id_in_wg([4])
+        lane = T.lane_id([32])
+
+        pool = T.SMEMPool()
+        barriers = Barriers(pool)
+        # B's rows are the product's "A" (wgmma's 64-row side), A's rows its "B" (n = MPAD)
+        if cp_async:
+            ring = barriers.ring(STAGES, consumers, producers=128)
+            stages = CpAsyncStages(pool, ring, B, A, dtype, BN, MPAD, BK, warp, lane, N, M, K)
+        else:
+            ring = barriers.ring(STAGES, consumers)
+            stages = GemmStages(pool, ring, B, A, dtype, BN, MPAD, BK, warp, lane)
+        pool.commit()
+        barriers.init(wg, warp, lane)
+
+        def producer():
+            stages.producer(schedule, pid)
+
+        def consumer():
+            row = (wg - 1) * 64
+            acc = T.alloc_local((64, MPAD), "float32", layout=acc_layout)
+            out = T.alloc_local((64, MPAD), dtype, layout=acc_layout)
+            if split:
+                part = T.alloc_local((64, step), "float32", layout=step_layout)
+                split_k = SplitK(W, C, BN, consumers, wg, warp, lane)
+
+            def write_back():
+                # D[m, n0 + row + i] = acc[i, m], for m < M and n < N
+                Tx.wg.cast(out, acc)
+                out_t = out.view(MPAD, 64, layout=out_t_layout)
+                n1 = n0 + row
+                Tx.wg.copy(D[0:MPAD, n1:n1 + 64], out_t, bounds=(M, N - n1))
+
+            it: T.int32 = 0
+            for u in schedule.walk(pid):
+                t, k_begin, k_end, _ = schedule.unit(u)
+                n0, _ = schedule.origin(t)
+                it = stages.consume(acc, row, it, k_begin, k_end)
+                if split:
+                    split_k.fix_up(acc, part, row, u, t, SPLIT_K, write_back)
+                else:
+                    write_back()
+
+        warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
+                         whole_warpgroup=cp_async)
+
+    return hgemm_decode
+
+
+def decode_buffers_shapes(N, BN=128, MPAD=8, SPLIT_K=1, SMS=132, K=None):
+    """Shapes of hgemm_decode's fp32 workspace W and int32 counters C (SPLIT_K > 1)."""
+    schedule = TileSchedule(N, MPAD, BN, MPAD, sms=SMS, group_m=1, split_k=SPLIT_K)
+    return split_k_buffers(schedule.split_tiles, SPLIT_K, BN, MPAD)
+
+
+def decode_config(M: int, N: int, K: int, sms: int = 132) -> dict:
+    """hgemm_decode's tile rows and split for the shape: enough units to keep every SM reading
+    B (the roof), in as few waves as whole, without splits so fine that their fix-ups (and
+    prologues) dominate: the fewest k-tile steps per SM, a split costing two."""
+    return decode_candidates(M, N, K, sms)[0]
+
+
+def decode_candidates(M: int, N: int, K: int, sms: int = 132) -> list[dict]:
+    """hgemm_decode's configurations worth trying, best modelled first (see decode_config):
+    BN 128 or 64, and splits of K while the tiles fill fewer than two waves."""
+    k_tiles = math.ceil(K / 64)
+    scored = []
+    for BN in (128, 64):
+        tiles = math.ceil(N / BN)
+        for split in range(1, 17):
+            if split > k_tiles or (split > 1 and tiles >= 2 * sms):
+                break
+            units = tiles * split
+            steps = math.ceil(units / sms) * math.ceil(k_tiles / split) * BN / 128
+            scored.append((steps + 2 * split, -BN, split))
+    configs = []
+    for _, neg_bn, split in sorted(scored):
+        config = dict(KERNEL="hgemm_decode", MPAD=mpad_for(M), BN=-neg_bn, SPLIT_K=split,
+                      STAGES=8 if neg_bn == -128 else 12)
+        if K % 8:
+            config["PRODUCER"] = "cp_async"
+        configs.append(config)
+    return configs
