@@ -136,6 +136,13 @@ def _cases() -> list[Case]:
               Case(blackwell + "5", ("sm_100a",), (1024, 1024, 1024)),
               Case(blackwell + "6", ("sm_100a",), (4096, 4096, 1024)),
               Case(blackwell + "7", ("sm_100a",), (1024, 1024, 1024))]
+    # test_fp8.py, test_fp8_gemm_gpu.py and bench/fp8_gemm.py
+    fp8 = "tilemlir.kernels.fp8_gemm:fp8_gemm"
+    cases += [Case(fp8, hopper, (8192, 8192, 8192), dict(scaling=scaling))
+              for scaling in ("tensor", "row", "block")]
+    cases += [Case(fp8, hopper, (1000, 1001, 1003), dict(scaling="block", BM=64, CLUSTER=False,
+                                                         PRODUCER="cp_async",
+                                                         EPILOGUE="direct"))]
     return cases
 
 

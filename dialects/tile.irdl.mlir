@@ -13,7 +13,10 @@
 // the layout says (see tilemlir/layout for the layout text form). Scopes are the memory spaces:
 // "global", "shared", "local" (registers) and "tmem" (Blackwell tensor memory). A buffer value is a
 // window into storage: tile.slice and tile.view make new windows, tile.storage exposes the raw
-// storage (an LLVM pointer, or the i32 TMEM address) once dispatch needs it.
+// storage (an LLVM pointer, or the i32 TMEM address) once dispatch needs it. The element type is
+// any builtin type; the variants take f16, bf16, f32, integers and the 8-bit floats f8E4M3FN and
+// f8E5M2 (held as their i8 bits once lowered: LLVM has no 8-bit float; tile.cast converts them
+// and wgmma multiplies them as kind f8).
 //
 // Primitives (copy, copy_async, gemm, gemm_async, cast, fill, iota, unary, binary, select, reduce)
 // carry an execution `scope` ("thread", "warp", "warpgroup", "cta", "cluster") and may carry a discardable string attribute

@@ -27,7 +27,7 @@ from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, a
 from tilemlir.dsl.interpreter import Macro, macro
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.primitives import cuda, ptx, tile
-from tilemlir.dsl.values import KernelError
+from tilemlir.dsl.values import KernelError, dtype_bits
 from tilemlir.layout import (MmaSync, R, S, TCol, Tcgen05Mma, TileLayout, TLane, Wgmma, laneid,
                              tcgen05_accumulator_layout, tid_in_wg, warpid, wgid,
                              wgmma_a_layout, wgmma_accumulator_layout, wid_in_wg)
@@ -69,7 +69,6 @@ class SwizzleMode:
 
 def mma_shared_layout(dtype, swizzle_mode: str, shape) -> TileLayout:
     """The K-major shared layout the tensor cores read, for a dtype ("float16", ...) or bit width."""
-    from tilemlir.dsl.values import dtype_bits
     bits = dtype if isinstance(dtype, int) else dtype_bits(dtype)
     return _mma_shared_layout(bits, swizzle_mode, shape)
 
@@ -79,7 +78,6 @@ def plot_layout(layout, shape, dtype="float16", *, kind=None, path=None, format=
     element of a shared-memory layout of `dtype` uses: an SVG when matplotlib is installed
     (format="auto"), else a text table; returned, and written to `path` when given. See
     tilemlir.layout.plot."""
-    from tilemlir.dsl.values import dtype_bits
     bits = dtype if isinstance(dtype, int) else dtype_bits(dtype)
     return _plot_layout(layout, shape, bits, kind=kind, path=path, format=format)
 
@@ -88,7 +86,7 @@ __all__ = [
     "Buffer", "DimExpr", "KernelError", "KernelFunction", "MmaSync", "R", "S", "SMEMPool", "ScalarType",
     "TCol", "TLane", "Tcgen05Mma", "TileBuffer", "TileLayout", "Wgmma", "address_of",
     "alloc_buffer", "alloc_local", "bfloat16",
-    "boolean", "ceildiv", "cluster_shape", "cta_id", "cuda", "decl_buffer", "dynamic", "float16", "float32", "int32",
+    "boolean", "ceildiv", "cluster_shape", "cta_id", "cuda", "decl_buffer", "dtype_bits", "dynamic", "float16", "float32", "int32",
     "int64",
     "lane_id", "laneid", "Macro", "macro", "max", "meta_var", "min", "mma_shared_layout", "plot_layout",
     "prim_func", "print", "ptx",

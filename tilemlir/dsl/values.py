@@ -18,6 +18,9 @@ DTYPES = {
     "int8": "i8", "i8": "i8", "uint8": "i8", "int16": "i16", "i16": "i16", "int32": "i32",
     "i32": "i32", "uint32": "i32", "int64": "i64", "i64": "i64", "uint64": "i64", "bool": "i1",
     "index": "index",
+    # 8-bit floats (torch's names, and MLIR's): e4m3 without infinities, e5m2 with them
+    "float8_e4m3fn": "f8E4M3FN", "f8E4M3FN": "f8E4M3FN",
+    "float8_e5m2": "f8E5M2", "f8E5M2": "f8E5M2",
 }
 
 
@@ -26,7 +29,13 @@ def dtype_bits(dtype) -> int:
     name = DTYPES.get(str(dtype))
     if name is None:
         raise KernelError(f"unknown dtype '{dtype}'; known: {', '.join(sorted(DTYPES))}")
-    return 64 if name == "index" else 1 if name == "i1" else int(name[2:] if name[:2] == "bf" else name[1:])
+    if name == "index":
+        return 64
+    if name == "i1":
+        return 1
+    if name.startswith("f8"):
+        return 8
+    return int(name[2:] if name[:2] == "bf" else name[1:])
 
 
 class KernelError(Exception):

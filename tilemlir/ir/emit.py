@@ -12,6 +12,8 @@ from typing import Union
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm
 
+from tilemlir.ir.types import llvm_type
+
 Index = Union[int, ir.Value]
 GEP_DYNAMIC = -2147483648  # llvm.getelementptr's marker for "take the next dynamic index"
 
@@ -143,6 +145,7 @@ def thread_id_x() -> ir.Value:
 # ---------------------------------------------------------------------------- memory
 def gep(base: ir.Value, elem: ir.Type, offset: Index) -> ir.Value:
     """&base[offset] with `offset` counted in elements of `elem`."""
+    elem = llvm_type(elem)
     if isinstance(offset, int):
         if offset == 0:
             return base
@@ -159,7 +162,8 @@ def to_index_i64(v: ir.Value) -> ir.Value:
 
 
 def load(type_: ir.Type, address: ir.Value, align: int | None = None) -> ir.Value:
-    return llvm.load(type_, address, alignment=align)
+    """A load of `type_` (8-bit floats come as their bits: i8)."""
+    return llvm.load(llvm_type(type_), address, alignment=align)
 
 
 def store(value: ir.Value, address: ir.Value, align: int | None = None) -> None:
@@ -167,7 +171,8 @@ def store(value: ir.Value, address: ir.Value, align: int | None = None) -> None:
 
 
 def vector_type(n: int, elem: ir.Type) -> ir.Type:
-    return ir.VectorType.get([n], elem)
+    """vector<n x elem> as LLVM holds it (8-bit floats as i8)."""
+    return ir.VectorType.get([n], llvm_type(elem))
 
 
 def build_vector(values: list[ir.Value]) -> ir.Value:

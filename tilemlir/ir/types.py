@@ -11,6 +11,8 @@ import functools
 import re
 from dataclasses import dataclass
 
+import ml_dtypes
+import numpy as np
 from mlir import ir
 
 from tilemlir.layout import TileLayout, from_attr_text, to_attr_text
@@ -60,6 +62,28 @@ def _buffer_mlir_type(buffer: BufferType, context: ir.Context) -> ir.Type:
     shape_text = f"array<i64: {dims}>" if dims else "array<i64>"
     return ir.Type.parse(f'!tile.buf<{shape_text}, {buffer.elem}, "{buffer.scope}", '
                          f'{to_attr_text(buffer.layout)}>', context=context)
+
+
+# The 8-bit floats: LLVM has no type for them, so memory and registers hold their bits as i8
+# (llvm_type), and only the conversions (nvvm.convert.*f8x2*) and the tensor cores read them.
+F8_TYPES = (ir.Float8E4M3FNType, ir.Float8E5M2Type)
+# Their numpy types (ml_dtypes'), by MLIR name: for constants' bits and the interpreter.
+F8_NUMPY_DTYPES = {"f8E4M3FN": np.dtype(ml_dtypes.float8_e4m3fn),
+                   "f8E5M2": np.dtype(ml_dtypes.float8_e5m2)}
+
+
+def is_f8(t: ir.Type) -> bool:
+    """Whether `t` is f8E4M3FN or f8E5M2."""
+    return isinstance(t, F8_TYPES)
+
+
+def llvm_type(t: ir.Type) -> ir.Type:
+    """The type LLVM holds an element of `t` in: i8 for the 8-bit floats, `t` itself else."""
+    if isinstance(t, F8_TYPES):
+        return ir.IntegerType.get_signless(8)
+    if isinstance(t, ir.VectorType) and isinstance(ir.VectorType(t).element_type, F8_TYPES):
+        return ir.VectorType.get(ir.VectorType(t).shape, ir.IntegerType.get_signless(8))
+    return t
 
 
 def element_bits(t: ir.Type) -> int:

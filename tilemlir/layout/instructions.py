@@ -129,6 +129,10 @@ MMA_SYNC = (MmaSync(16, "f16"), MmaSync(16, "bf16"), MmaSync(8, "f16"), MmaSync(
 
 # ------------------------------------------------------------------------------ wgmma
 _WGMMA_K = {"f16": 16, "bf16": 16, "tf32": 8, "e4m3": 32, "e5m2": 32, "s8": 32, "u8": 32}
+# The wgmma input type of each element type a kernel's tiles hold (MLIR spelling) that the
+# lowerings give it: the 16-bit floats and the 8-bit ones (kind f8: e4m3 / e5m2).
+WGMMA_AB_TYPES = {"f16": "f16", "bf16": "bf16", "f8E4M3FN": "e4m3", "f8E5M2": "e5m2"}
+_F8_KINDS = ("e4m3", "e5m2")
 
 
 @dataclass(frozen=True)
@@ -162,6 +166,34 @@ class Wgmma:
     def k(self) -> int:
         """K of one instruction: 16 for f16 / bf16, 8 for tf32, 32 for 8-bit inputs."""
         return _WGMMA_K[self.ab_type]
+
+    @staticmethod
+    def input_error(a_type: str, b_type: str, transpose_b: bool = False) -> Optional[str]:
+        """Why wgmma cannot multiply A of `a_type` by B of `b_type` (wgmma names: "f16",
+        "e4m3", ...), B MN-major when `transpose_b`, or None.
+
+        PTX ISA 9.7.15.5 (wgmma.mma_async): f16 and bf16 take A and B of one type, either
+        K-major or MN-major (imm-trans-a / imm-trans-b); kind f8 takes any of e4m3 and e5m2 for
+        each operand, both K-major only (the transposes exist for .f16 / .bf16 alone), K = 32
+        per instruction: 32 bytes of K, as for the 16-bit kinds.
+
+        >>> Wgmma.input_error("e4m3", "e5m2") is None
+        True
+        >>> Wgmma.input_error("e4m3", "e4m3", transpose_b=True).split(":")[0]
+        'wgmma reads 8-bit operands K-major only'
+        """
+        f8 = [t in _F8_KINDS for t in (a_type, b_type)]
+        if all(f8):
+            if transpose_b:
+                return (f"wgmma reads 8-bit operands K-major only: B ({b_type}) cannot be "
+                        f"MN-major (transpose_b); store it N x K")
+            return None
+        if any(f8):
+            return (f"A is {a_type} but B is {b_type}: kind f8 takes 8-bit floats (e4m3, e5m2) "
+                    f"for both")
+        if a_type != b_type:
+            return f"A is {a_type} but B is {b_type}: inputs must have one type"
+        return None
 
     @staticmethod
     def shape_error(m: int, n: int, k: int, ab_type: str = "f16") -> Optional[str]:

@@ -19,7 +19,7 @@ from mlir.dialects import llvm
 
 from tilemlir.analysis import alignment
 from tilemlir.ir import emit, windows
-from tilemlir.ir.types import parse_buffer_type
+from tilemlir.ir.types import llvm_type, parse_buffer_type
 from tilemlir.lowering import addresses
 
 SMEM_SYMBOL = "__tile_smem"
@@ -86,7 +86,8 @@ def _make_storage(root: ir.Operation, points: _AllocaPoints) -> ir.Value:
     if name == "tile.alloc_local":
         with points.at(_entry_block(root)), root.location:
             count = emit.const(1, emit.i64())
-            array = ir.Type.parse(f"!llvm.array<{max(buf.layout.span('m'), 1)} x {buf.elem}>")
+            array = ir.Type.parse(f"!llvm.array<{max(buf.layout.span('m'), 1)} x "
+                                  f"{llvm_type(buf.elem)}>")
             return llvm.alloca(emit.ptr(), count, array)
     points.touch(root)
     with ir.InsertionPoint(root), root.location:

@@ -54,6 +54,7 @@ import numpy as np
 from mlir import ir
 
 from tilemlir.ir import kernel_abi
+from tilemlir.ir.types import F8_NUMPY_DTYPES
 from tilemlir.reference.machine import Machine
 from tilemlir.reference.memory import InterpretError, Storage, buffer_type_of, elem_of
 from tilemlir.reference.races import RaceError
@@ -121,7 +122,8 @@ def _run_time_dims(names, args, leading: dict[int, str]) -> dict[str, int]:
 def interpret(kernel, *args, out=None, races: bool = True) -> None:
     """Runs `kernel` (a @T.prim_func function, tile-IR text or an ir.Module) on the CPU with
     `args`: numpy arrays for buffer parameters (written in place, as a GPU call with numpy
-    arrays writes them back; bfloat16 as uint16 bit patterns) and Python numbers for scalars.
+    arrays writes them back; bfloat16 as uint16 bit patterns; the 8-bit floats as ml_dtypes'
+    float8_e4m3fn / float8_e5m2 arrays or uint8 bit patterns) and Python numbers for scalars.
     Raises InterpretError naming the kernel's Python line where the kernel cannot run as
     written, and RaceError (one) where it races (see the module docstring for what is
     modelled); races=False skips the race detector."""
@@ -147,6 +149,8 @@ def interpret(kernel, *args, out=None, races: bool = True) -> None:
                 t = types[i]
                 elem = elem_of(t.elem)
                 array = np.asarray(value)
+                if array.dtype == F8_NUMPY_DTYPES.get(elem.name):     # ml_dtypes' f8: its bits
+                    array = array.view(np.uint8)
                 size = t.size if i not in leading else \
                     kernel_abi.evaluate_extent(leading[i], dims) * (t.size // t.shape[0])
                 if array.dtype != elem.storage or array.size != size:

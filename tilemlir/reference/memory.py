@@ -15,11 +15,13 @@ import itertools
 from dataclasses import dataclass, field
 from functools import lru_cache
 
+import ml_dtypes
 import numpy as np
 from mlir import ir
 
-from tilemlir.ir.types import BufferType, parse_buffer_type
-from tilemlir.ir.windows import BufferRef, resolve, view_offsets
+from tilemlir.ir.dialect import DYNAMIC_OFFSET
+from tilemlir.ir.types import F8_NUMPY_DTYPES, BufferType, parse_buffer_type
+from tilemlir.ir.windows import BufferRef, resolve, view_offsets, window_ops
 
 
 class InterpretError(RuntimeError):
@@ -43,12 +45,16 @@ class Elem:
     def to_compute(self, stored: np.ndarray) -> np.ndarray:
         if self.name == "bf16":
             return (stored.astype(np.uint32) << 16).view(np.float32)
+        if self.name in F8_LIMITS:
+            return stored.view(F8_NUMPY_DTYPES[self.name]).astype(np.float32)
         return stored.astype(self.compute, copy=False)
 
     def to_storage(self, values) -> np.ndarray:
         values = np.asarray(values)
         if self.name == "bf16":
             return bf16_bits(values)
+        if self.name in F8_LIMITS:
+            return f8_bits(values, self.name)
         if self.name == "i1":
             return (values != 0).astype(np.uint8)
         return values.astype(self.storage, copy=False)
@@ -66,12 +72,28 @@ def bf16_bits(values) -> np.ndarray:
     return np.where(nan, 0x7FC0, rounded).astype(np.uint16)
 
 
+# The 8-bit floats' largest finite values (numpy has no 8-bit floats: ml_dtypes' stand in).
+F8_LIMITS = {name: float(ml_dtypes.finfo(dtype).max)
+             for name, dtype in F8_NUMPY_DTYPES.items()}
+
+
+def f8_bits(values, name: str) -> np.ndarray:
+    """float values rounded to the nearest `name` (f8E4M3FN / f8E5M2, ties to even) and
+    saturated as cvt.rn.satfinite does (beyond the largest finite value, infinities included:
+    that value with its sign; NaN stays NaN), as uint8 bit patterns."""
+    limit = F8_LIMITS[name]
+    clipped = np.clip(np.asarray(values, dtype=np.float32), -limit, limit)
+    return clipped.astype(F8_NUMPY_DTYPES[name]).view(np.uint8)
+
+
 _ELEMS = {
     "f16": Elem("f16", np.dtype(np.float16), np.dtype(np.float16)),
     "bf16": Elem("bf16", np.dtype(np.uint16), np.dtype(np.float32)),
     "f32": Elem("f32", np.dtype(np.float32), np.dtype(np.float32)),
     "f64": Elem("f64", np.dtype(np.float64), np.dtype(np.float64)),
     "i1": Elem("i1", np.dtype(np.uint8), np.dtype(np.bool_)),
+    "f8E4M3FN": Elem("f8E4M3FN", np.dtype(np.uint8), np.dtype(np.float32)),
+    "f8E5M2": Elem("f8E5M2", np.dtype(np.uint8), np.dtype(np.float32)),
     "i8": Elem("i8", np.dtype(np.int8), np.dtype(np.int8)),
     "i16": Elem("i16", np.dtype(np.int16), np.dtype(np.int16)),
     "i32": Elem("i32", np.dtype(np.int32), np.dtype(np.int32)),
@@ -189,6 +211,9 @@ class Window:
     ref: BufferRef
     root: Root
     base: dict[str, np.ndarray]                # axis -> per-thread offset
+    # per dim, the per-thread start of a window that tile.slice ops alone cut from a root of
+    # its rank (a TMA box of a global buffer): where it starts even past the buffer's edge
+    starts: list[np.ndarray] | None = None
 
     @property
     def type(self) -> BufferType:
@@ -216,7 +241,24 @@ def window(value: ir.Value, roots: dict, env: dict, threads: int) -> Window:
         for axis in {"m"} | {it.axis for it in src.layout.shard}:
             base[axis] = base.get(axis, np.zeros(threads, np.int64)) + \
                 _decompose(src, dim, per_thread, axis)
-    return Window(ref, root, base)
+    return Window(ref, root, base, _slice_starts(value, ref, env, threads))
+
+
+def _slice_starts(value: ir.Value, ref: BufferRef, env: dict, threads: int):
+    """Window.starts: None unless the window is tile.slice ops alone, each keeping the root's
+    rank."""
+    rank = len(parse_buffer_type(ref.root.type).shape)
+    if len(ref.type.shape) != rank:
+        return None
+    starts = [np.zeros(threads, np.int64) for _ in range(rank)]
+    for op in window_ops(value):
+        if op.name != "tile.slice" or len(parse_buffer_type(op.results[0].type).shape) != rank:
+            return None
+        dynamic = iter(list(op.operands)[1:])
+        for d, offset in enumerate(ir.DenseI64ArrayAttr(op.attributes["static_offsets"])):
+            starts[d] = starts[d] + (np.asarray(env[next(dynamic)], np.int64)
+                                     if offset == DYNAMIC_OFFSET else offset)
+    return starts
 
 
 def _uniform(values: np.ndarray, what: str) -> int:
@@ -317,12 +359,15 @@ def inside_edges(w: Window, group: np.ndarray) -> np.ndarray | None:
     root_shape = list(w.root.type.shape)
     inner = int(np.prod(root_shape[1:], dtype=np.int64))
     root_shape[0] = w.root.elements // inner if inner else 0
-    start = _uniform(w.base["m"][group], "the global window's offset")
-    coords, rest = [], int(start)
-    for d in range(len(root_shape)):
-        stride = int(np.prod(root_shape[d + 1:], dtype=np.int64))
-        coords.append(rest // stride if d == 0 else rest // stride % root_shape[d])
-        rest = rest % stride if d else rest - coords[0] * stride
+    if w.starts is not None:            # a box may start past an edge: none of it is inside
+        coords = [_uniform(s[group], "the global window's offset") for s in w.starts]
+    else:
+        start = _uniform(w.base["m"][group], "the global window's offset")
+        coords, rest = [], int(start)
+        for d in range(len(root_shape)):
+            stride = int(np.prod(root_shape[d + 1:], dtype=np.int64))
+            coords.append(rest // stride if d == 0 else rest // stride % root_shape[d])
+            rest = rest % stride if d else rest - coords[0] * stride
     inside = np.ones(w.type.shape, bool)
     for index, first, extent in zip(np.indices(w.type.shape), coords, root_shape):
         inside &= (first + index) < extent

@@ -13,6 +13,7 @@ import math
 import os
 from dataclasses import dataclass
 
+import ml_dtypes
 import numpy as np
 
 from tilemlir.runtime.signature import Param, leading_text
@@ -23,13 +24,14 @@ class ArgumentError(TypeError):
 
 
 NUMPY_DTYPES = {"f16": np.float16, "f32": np.float32, "f64": np.float64, "i8": np.int8,
-                "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8}
+                "i16": np.int16, "i32": np.int32, "i64": np.int64, "ui8": np.uint8,
+                "f8E4M3FN": ml_dtypes.float8_e4m3fn, "f8E5M2": ml_dtypes.float8_e5m2}
 
 # DLPack's device types of memory a kernel can use: kDLCUDA, kDLCUDAManaged.
 DLPACK_CUDA_DEVICES = (2, 13)
 
-# numpy dtype names of the element types, as cuda.core's views give them (bfloat16 through
-# ml_dtypes).
+# numpy dtype names of the element types, as cuda.core's views give them (bfloat16 and the
+# 8-bit floats through ml_dtypes).
 VIEW_DTYPES = {np.dtype(v).name: k for k, v in NUMPY_DTYPES.items()} | {"bfloat16": "bf16"}
 
 
@@ -204,7 +206,7 @@ INT_RANGES = {"i32": (-2**31, 2**31 - 1), "i64": (-2**63, 2**63 - 1),
 # torch's dtype attribute names of our element types (torch.float16 ...).
 TORCH_DTYPE_NAMES = {"f16": "float16", "bf16": "bfloat16", "f32": "float32", "f64": "float64",
                      "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-                     "ui8": "uint8"}
+                     "ui8": "uint8", "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2"}
 
 _TORCH_DTYPES = {f"torch.{name}": dtype for dtype, name in TORCH_DTYPE_NAMES.items()}
 

@@ -122,8 +122,11 @@ class LoadedFunction:
 
 # ------------------------------------------------------------------------------ tensor maps
 # CUtensorMapDataType of the element types TMA moves here.
-_TMA_DTYPES = {"f16": 6, "bf16": 9, "f32": 7, "i8": 0, "ui8": 0, "i32": 3, "i16": 1}
-_ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "ui8": 1, "i32": 4, "i16": 2}
+# (TMA moves bytes: the 8-bit floats go as UINT8.)
+_TMA_DTYPES = {"f16": 6, "bf16": 9, "f32": 7, "i8": 0, "ui8": 0, "i32": 3, "i16": 1,
+               "f8E4M3FN": 0, "f8E5M2": 0}
+_ELEM_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "i8": 1, "ui8": 1, "i32": 4, "i16": 2,
+               "f8E4M3FN": 1, "f8E5M2": 1}
 _SWIZZLE = {0: 0, 32: 1, 64: 2, 128: 3}                 # CUtensorMapSwizzle
 
 

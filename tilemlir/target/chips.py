@@ -73,7 +73,10 @@ _FEATURES = {
     "redux_sync": Feature(lambda t: t.arch_specific and t.sm in _BLACKWELL_DC,
                           "redux.sync (with its f32 forms)", 86),
     "nanosleep": Feature(_sm(75), "nanosleep"),
-    "fp8_convert": Feature(_sm(89), "f8 <-> f16 conversions", 81),
+    # ptxas: "cvt with .e4m3x2/.e5m2x2 on sm_89 requires PTX ISA .version 8.1"; sm_90's own
+    # floor (8.0) is enough there
+    "fp8_convert": Feature(lambda t: t.sm >= 90 or t.sm == 89 and t.ptx >= 81,
+                           "f8 (e4m3/e5m2) conversions (sm_90+, or sm_89 with PTX ISA 8.1)"),
     "tf32_convert": Feature(lambda t: t.arch_specific and t.sm in _BLACKWELL_DC,
                             "cvt to tf32 (with its relu/satfinite forms)", 86),
     "narrow_float_convert": Feature(lambda t: t.arch_specific and t.sm in _BLACKWELL_DC,
@@ -170,6 +173,7 @@ NVVM_REQUIREMENTS = {
 NVVM_VARIANTS = (
     ("nvvm.convert.f32x2.to.f16x2", r"fp_rnd_mode<(rn|rz)>", "packed_f32_convert"),
     ("nvvm.convert.f32x2.to.bf16x2", r"fp_rnd_mode<(rn|rz)>", "packed_f32_convert"),
+    ("nvvm.convert.f32x2.to.f8x2", r"dstTy = f8E(4M3FN|5M2)\b", "fp8_convert"),
     ("nvvm.mma.sync", r"mma_type<e[45]m[23]>", "mma_fp8"),
     ("nvvm.ldmatrix", r"elt_type<b8", "matrix_b8"),
     ("nvvm.stmatrix", r"elt_type<b8", "matrix_b8"),

@@ -3,6 +3,8 @@ shape or parameter the kernel cannot run, with a ShapeError naming the kernel an
 
 from __future__ import annotations
 
+from tilemlir.lang import dtype_bits
+
 DTYPES = ("float16", "bfloat16")
 SHARED_MEMORY_BYTES = 227 * 1024        # the most dynamic shared memory a Hopper CTA can have
 BARRIER_BYTES = 1024                    # the mbarriers' room before the first swizzled tile
@@ -17,12 +19,14 @@ PRODUCERS = ("tma", "cp_async")         # who loads the k-tiles (GemmStages, CpA
 EPILOGUES = ("tma", "direct")           # who stores the tiles (TmaStore, DirectStore)
 
 
-def check_row_stride(kernel: str, name: str, extent: int, instead: str = "") -> None:
-    """A row-major operand's row of `extent` 16-bit elements must be a whole number of TMA's
-    16-byte stride units; `instead` names the option that takes any extent."""
-    if extent % 8:
-        raise ShapeError(f"{kernel}: {name}={extent} must be a multiple of 8 (TMA needs 16-byte "
-                         f"row strides for 16-bit elements){instead}")
+def check_row_stride(kernel: str, name: str, extent: int, instead: str = "",
+                     bits: int = 16) -> None:
+    """A row-major operand's row of `extent` `bits`-bit elements must be a whole number of
+    TMA's 16-byte stride units; `instead` names the option that takes any extent."""
+    unit = 128 // bits
+    if extent % unit:
+        raise ShapeError(f"{kernel}: {name}={extent} must be a multiple of {unit} (TMA needs "
+                         f"16-byte row strides for {bits}-bit elements){instead}")
 
 
 def check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
@@ -32,11 +36,14 @@ def check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
         raise ShapeError(f"{kernel}: EPI_N={EPI_N} must be a multiple of 64 dividing BN={BN}")
 
 
-def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma") -> None:
+def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma",
+               dtypes=DTYPES) -> None:
     """A wgmma GEMM of BM x BN tiles (M and N whole tiles) fed by a STAGES-deep ring of BK-deep
-    A and B tiles, loaded by TMA (K a whole number of 16-byte units) or by cp.async."""
-    if dtype not in DTYPES:
-        raise ShapeError(f"{kernel}: dtype must be one of {DTYPES}, got {dtype!r}")
+    A and B tiles of `dtype` (one of `dtypes`), loaded by TMA (K a whole number of 16-byte
+    units) or by cp.async; a k-tile's rows are one 128-byte swizzle row."""
+    if dtype not in dtypes:
+        raise ShapeError(f"{kernel}: dtype must be one of {dtypes}, got {dtype!r}")
+    bits = dtype_bits(dtype)
     for name, value, tile in (("M", M, BM), ("N", N, BN)):
         if value % tile:
             raise ShapeError(f"{kernel}: {name}={value} is not a multiple of the tile's {name} "
@@ -44,7 +51,7 @@ def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = 
     if producer not in PRODUCERS:
         raise ShapeError(f"{kernel}: PRODUCER must be one of {PRODUCERS}, got {producer!r}")
     if producer == "tma":
-        check_row_stride(kernel, "K", K, "; PRODUCER='cp_async' loads any K")
+        check_row_stride(kernel, "K", K, "; PRODUCER='cp_async' loads any K", bits)
     elif STAGES < 3:
         raise ShapeError(f"{kernel}: PRODUCER='cp_async' needs STAGES >= 3 (it fills a stage "
                          f"one k-tile after loading it), got {STAGES}")
@@ -53,33 +60,37 @@ def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = 
                          f"warpgroup)")
     if BN % 8 or not 8 <= BN <= 256:
         raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 8 up to 256 (wgmma n)")
-    if BK != 64:
-        raise ShapeError(f"{kernel}: BK must be 64 (one 128-byte swizzle row of 16-bit elements)")
+    if BK * bits != 1024:
+        raise ShapeError(f"{kernel}: BK must be {1024 // bits} (one 128-byte swizzle row of "
+                         f"{bits}-bit elements)")
     if STAGES < 2:
         raise ShapeError(f"{kernel}: STAGES={STAGES} must be at least 2")
-    stage_bytes = (BM + BN) * BK * 2
+    stage_bytes = (BM + BN) * BK * bits // 8
     if BARRIER_BYTES + STAGES * stage_bytes > SHARED_MEMORY_BYTES:
         raise ShapeError(f"{kernel}: {STAGES} stages of {stage_bytes} bytes exceed the 227 KiB "
                          f"of shared memory a Hopper CTA can have")
 
 
 def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma",
-                      epilogue: str = "tma") -> None:
+                      epilogue: str = "tma", dtypes=DTYPES) -> None:
     """check_gemm for a kernel whose stores stop at the edges (TMA stores clip, direct ones are
-    masked): M and N need not be whole tiles; with TMA stores, N is a row stride of D. M may
-    be known only at run time (a DimExpr)."""
+    masked): M and N need not be whole tiles; with TMA stores, N is a row stride of D (of
+    16-bit elements). M may be known only at run time (a DimExpr)."""
     whole_m = BM if not isinstance(M, int) else BM * -(-M // BM)
-    check_gemm(kernel, whole_m, BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES, producer)
+    check_gemm(kernel, whole_m, BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES, producer,
+               dtypes)
     if epilogue not in EPILOGUES:
         raise ShapeError(f"{kernel}: EPILOGUE must be one of {EPILOGUES}, got {epilogue!r}")
     if epilogue == "tma":
         check_row_stride(kernel, "N", N, "; EPILOGUE='direct' stores any N")
 
 
-def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N, epilogue: str = "tma") -> None:
-    """The stages and the TMA epilogue's BM x EPI_N staging buffer fit shared memory."""
+def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N, epilogue: str = "tma",
+                  in_bytes: int = 2) -> None:
+    """The stages (of `in_bytes`-byte elements) and the TMA epilogue's BM x EPI_N staging
+    buffer (of 16-bit elements) fit shared memory."""
     staging = BM * EPI_N * 2 if epilogue == "tma" else 0
-    if BARRIER_BYTES + STAGES * (BM + BN) * BK * 2 + staging > SHARED_MEMORY_BYTES:
+    if BARRIER_BYTES + STAGES * (BM + BN) * BK * in_bytes + staging > SHARED_MEMORY_BYTES:
         raise ShapeError(f"{kernel}: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
                          f"the 227 KiB of shared memory a Hopper CTA can have")
 

@@ -20,23 +20,26 @@ class GemmStages:
     """A's BM x BK and B's BN x BK k-tiles in each stage of `ring`, allocated from `pool` from
     byte 1024 (the mbarriers sit below; 128-byte swizzled tiles start on a 1024-byte swizzle
     repeat). warp, lane: the thread's ids in its warpgroup; rank: this CTA's rank in a 2x1
-    cluster that multicasts B (None: no cluster)."""
+    cluster that multicasts B (None: no cluster). B holds `b_dtype` (None: `dtype`), for the
+    8-bit floats, which wgmma takes mixed (e4m3 x e5m2)."""
 
     def __init__(self, pool, ring, A, B, dtype: str, BM: int, BN: int, BK: int, warp, lane,
-                 rank=None):
+                 rank=None, b_dtype=None):
         stages = ring.stages
+        b_dtype = dtype if b_dtype is None else b_dtype
         pool.move_base_to(1024)
         self.As = pool.alloc((stages * BM, BK), dtype,
                              layout=T.mma_shared_layout(dtype, "128B", (stages * BM, BK)))
-        self.Bs = pool.alloc((stages * BN, BK), dtype,
-                             layout=T.mma_shared_layout(dtype, "128B", (stages * BN, BK)))
+        self.Bs = pool.alloc((stages * BN, BK), b_dtype,
+                             layout=T.mma_shared_layout(b_dtype, "128B", (stages * BN, BK)))
         self.ring, self.A, self.B = ring, A, B
         self.BM, self.BN, self.BK = BM, BN, BK
         self.warp, self.lane = warp, lane
         self.rank = 0 if rank is None else rank
         self.b_rows = BN if rank is None else BN // 2      # the rows of B this CTA loads
         self.multicast = None if rank is None else 0b11
-        self.stage_bytes = (BM + BN) * BK * 2             # A and all of B land in each CTA
+        # A and all of B land in each CTA
+        self.stage_bytes = (BM * T.dtype_bits(dtype) + BN * T.dtype_bits(b_dtype)) * BK // 8
 
     # ---------------------------------------------------------------------------- producer
     @T.macro
@@ -113,6 +116,45 @@ class GemmStages:
         self.release_previous(it)
         return it
 
+    @T.macro
+    def promoted_step(self, acc, part, row, kt, it, promote, between=None, j=0):
+        """k-tile kt (ring iteration `it`) into part, from zero, then promoted into acc (see
+        consume_promoted); between(j) runs while its MMAs do."""
+        BM, BN = self.BM, self.BN
+        s = self.ring.wait(it)
+        Tx.wg.gemm_async(part, self.As[s * BM + row:s * BM + row + 64, :],
+                         self.Bs[s * BN:s * BN + BN, :], accum=False)
+        promote.fetch(kt)
+        if between is not None:
+            between(j)
+        T.ptx.wgmma.wait_group(0)
+        self.release_previous(it + 1)            # this k-tile's stage: its MMAs are done
+        promote.add(acc, part, kt)
+
+    @T.macro
+    def consume_promoted(self, acc, part, row, it, k_begin, k_end, promote, overlap=0,
+                         between=None):
+        """acc = the sum over k-tiles k_begin .. k_end of each k-tile's product, promoted:
+        two-level accumulation (DeepSeek-V3's FP8 GEMM). Each k-tile's MMAs accumulate into the
+        registers `part` from zero; once they are done (and the stage freed), the hook
+        promote.add(acc, part, kt) adds them into acc in fp32 registers (scaled by the k-tile's
+        block scales, say), so that the tensor cores' own accumulation of 8-bit products, whose
+        precision is limited, spans one k-tile. promote.fetch(kt) runs between the MMAs' issue
+        and their wait (global loads of the k-tile's scales), and so does between(j) for the
+        first `overlap` k-tiles (j = 0 .. overlap - 1; it runs alone where K has fewer k-tiles),
+        as in consume. Returns the next iteration."""
+        Tx.wg.fill(acc, 0.0)
+        for j in T.unroll(overlap):
+            if k_begin + j < k_end:
+                self.promoted_step(acc, part, row, k_begin + j, it, promote, between, j)
+                it += 1
+            else:
+                between(j)
+        for kt in T.serial(k_begin + overlap, k_end):
+            self.promoted_step(acc, part, row, kt, it, promote)
+            it += 1
+        return it
+
 
 class CpAsyncStages(GemmStages):
     """GemmStages fed without TMA: every thread of the producer warpgroup copies its share of
@@ -124,11 +166,12 @@ class CpAsyncStages(GemmStages):
     128 producer threads (Barriers.ring(..., producers=128)): each waits for its copies of a
     k-tile one k-tile later (wait_group 1, so that two k-tiles' copies are in flight), fences
     them for the async proxy and arrives (StageRing.fill_stage). That lag needs STAGES >= 3: the
-    stage the producer waits to refill is freed by the consumers' k-step two k-tiles back."""
+    stage the producer waits to refill is freed by the consumers' k-step two k-tiles back.
+    With 8-bit elements (K not a multiple of 16) it serves consume_promoted the same way."""
 
     def __init__(self, pool, ring, A, B, dtype: str, BM: int, BN: int, BK: int, warp, lane,
-                 M: int, N: int, K: int):
-        super().__init__(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
+                 M: int, N: int, K: int, b_dtype=None):
+        super().__init__(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, b_dtype=b_dtype)
         self.M, self.N, self.K = M, N, K
 
     @T.macro

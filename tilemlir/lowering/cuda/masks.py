@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm
 
@@ -20,6 +21,7 @@ from tilemlir.analysis.values import ValueAnalysis
 from tilemlir.dispatch.registry import predicate
 from tilemlir.ir import emit
 from tilemlir.ir.emit import Index
+from tilemlir.ir.types import F8_NUMPY_DTYPES, is_f8, llvm_type
 
 
 def bound_values(ctx) -> list[ir.Value]:
@@ -92,7 +94,12 @@ def fill_value(ctx, type_: ir.Type) -> ir.Value:
     """The `fill` attribute (0 without one) as a value of `type_` (a scalar or a vector)."""
     elem = ir.VectorType(type_).element_type if isinstance(type_, ir.VectorType) else type_
     attr = ctx.op.attributes["fill"] if "fill" in ctx.op.attributes else None
-    if isinstance(elem, ir.IntegerType):
+    if is_f8(elem):                       # its bits, as the i8 the loads give
+        value = ir.FloatAttr(attr).value if attr is not None else 0.0
+        bits = np.array(value, np.float32).astype(F8_NUMPY_DTYPES[str(elem)]).view(np.int8)
+        type_, elem = llvm_type(type_), ir.IntegerType.get_signless(8)
+        scalar = ir.IntegerAttr.get(elem, int(bits))
+    elif isinstance(elem, ir.IntegerType):
         value = ir.IntegerAttr(attr).value if attr is not None else 0
         scalar = ir.IntegerAttr.get(elem, value)
     else:

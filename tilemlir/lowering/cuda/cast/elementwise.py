@@ -30,7 +30,7 @@ from mlir.dialects import arith, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
-from tilemlir.ir.types import BufferType
+from tilemlir.ir.types import BufferType, is_f8
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
@@ -71,6 +71,9 @@ def convertible(ctx):
     bad = [f"{n} holds {t}" for n, t in (("dst", dst), ("src", src)) if _kind(t) is None]
     if bad:
         return "converts integers and floats; " + ", ".join(bad)
+    narrow = [f"{n} holds {t}" for n, t in (("dst", dst), ("src", src)) if is_f8(t)]
+    if narrow:
+        return "8-bit floats convert with the f8 variant; " + ", ".join(narrow)
     return None
 
 

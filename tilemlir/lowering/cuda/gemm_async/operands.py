@@ -27,11 +27,17 @@ from tilemlir.ir.types import BufferType
 from tilemlir.layout import SWIZZLE_MODES, LayoutError, mma_shared_layout, swizzle_for
 from tilemlir.lowering import addresses
 from tilemlir.layout.swizzle import SWIZZLE_BYTES
-from tilemlir.lowering.cuda.descriptors import (SWIZZLE_REPEAT_BYTES, KMajorTile, MNMajorTile,
-                                                advance_descriptor)
+from tilemlir.lowering.cuda.descriptors import (MMA_K_STEP_BYTES, SWIZZLE_REPEAT_BYTES,
+                                                KMajorTile, MNMajorTile, advance_descriptor)
 
 MMA_K = 16                      # K of one f16 / bf16 MMA instruction (32 bytes)
 INPUT_TYPES = ("f16", "bf16")
+
+
+def mma_k(elem_bits: int) -> int:
+    """K of one MMA instruction, which reads 32 bytes of K: 16 for 16-bit elements, 32 for
+    8-bit ones."""
+    return MMA_K_STEP_BYTES * 8 // elem_bits
 _START_MASK = 0x3FFFF           # matrix-descriptor-encode(x) = (x & 0x3FFFF) >> 4
 _CUTLASS_LBO = 16               # swizzled K-major: the hardware ignores LBO ("assumed 1")
 
@@ -58,9 +64,10 @@ class Dims:
     k: int
 
 
-def dims(ctx) -> Dims:
-    """The operands' dims, or raises Reject when they are not 2-D or disagree on M or K.
-    B is (N, K), or (K, N) when the op has transpose_b."""
+def dims(ctx, k_step: int = MMA_K) -> Dims:
+    """The operands' dims, or raises Reject when they are not 2-D, disagree on M or K, or K is
+    not a multiple of `k_step` (one instruction's K). B is (N, K), or (K, N) when the op has
+    transpose_b."""
     bufs = {n.upper(): ctx.buffer(n) for n in "dab"}
     b_shape = "K x N" if ctx.attr("transpose_b") else "N x K"
     not_2d = [f"{name} has shape {list(b.shape)}" for name, b in bufs.items() if len(b.shape) != 2]
@@ -74,8 +81,8 @@ def dims(ctx) -> Dims:
         problems.append(f"A has M={am} rows but D has M={dm}")
     if ak != bk:
         problems.append(f"A has K={ak} but B has K={bk}")
-    if ak % MMA_K:
-        problems.append(f"K={ak} is not a multiple of {MMA_K} (one MMA instruction's K)")
+    if ak % k_step:
+        problems.append(f"K={ak} is not a multiple of {k_step} (one MMA instruction's K)")
     if problems:
         raise Reject("; ".join(problems))
     return Dims(dm, dn, bn, ak)
@@ -92,7 +99,7 @@ def static_bool(value: ir.Value) -> bool | None:
 # ------------------------------------------------------------------------------ A and B tiles
 @dataclass(frozen=True)
 class SmemOperand:
-    """A K-major (rows, K) tile of 16-bit elements in an MMA shared-memory layout."""
+    """A K-major (rows, K) tile of 16-bit (or 8-bit) elements in an MMA shared-memory layout."""
     name: str
     rows: int
     k: int
@@ -252,6 +259,6 @@ def descriptor_value(constant: int, start: ir.Value) -> ir.Value:
     return arith.addi(emit.const(signed, emit.i64()), start)
 
 
-def k_steps(k: int) -> range:
-    """The first K element of each MMA instruction along a K tile."""
-    return range(0, k, MMA_K)
+def k_steps(k: int, step: int = MMA_K) -> range:
+    """The first K element of each MMA instruction (of K `step`) along a K tile."""
+    return range(0, k, step)

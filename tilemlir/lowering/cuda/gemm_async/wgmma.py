@@ -1,4 +1,5 @@
-"""gemm_async -> wgmma.fence, a chain of wgmma.mma_async m64nNk16, wgmma.commit_group (sm_90a).
+"""gemm_async -> wgmma.fence, a chain of wgmma.mma_async m64nNk16 (m64nNk32 for 8-bit floats),
+wgmma.commit_group (sm_90a).
 
 Before (a warpgroup multiplies a 64x64 A and a 128x64 B, both 128B-swizzled in shared memory,
 into a 64x128 f32 accumulator held in registers as the wgmma fragment):
@@ -55,6 +56,17 @@ descriptor: for the swizzled modes LBO = bytes between chunks along N, SBO = byt
 8-row groups along K (1024 for 128B); for "none" the roles swap (LBO along K, SBO along N). A K
 step of 16 rows advances the start address by two 8-row groups (2048 bytes for 128B).
 
+8-bit floats (kind f8): A and B of f8E4M3FN or f8E5M2, each its own (e4m3 x e5m2 is one
+instruction), accumulated in f32. One instruction reads 32 elements of K (32 bytes, as the
+16-bit kinds' 16), so a K tile of 128 (one 128-byte swizzle row, what a TMA box of 128 f8 per
+row writes) is four m64nNk32 instructions, the descriptors' start field advancing 2 (32 bytes)
+per step exactly as for 16-bit tiles. Both operands are K-major tiles in shared memory: the PTX
+ISA has no transposed (MN-major) 8-bit operand, so transpose_b is refused, and this variant
+reads an 8-bit A from shared memory only:
+
+    %r1 = nvvm.wgmma.mma_async (C_A + %sa), (C_B + %sb), %acc0
+          #nvvm.shape<m = 64, n = 256, k = 32>, D [f32, one], A [e4m3, one, row], B [e4m3, one, col]
+
 A in registers ("RS"): A is a "local" (M x K) f16 / bf16 tile in the layout
 tilemlir.lang.wgmma_a_layout(M, K) (any slot order, as for D). Each K step of each M block
 reads four b32 registers per thread, packed from A's slots before the fence, and the
@@ -84,7 +96,8 @@ from mlir.dialects import arith, llvm, nvvm
 
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
-from tilemlir.layout.instructions import Wgmma, wgmma_a_layout
+from tilemlir.ir.types import is_f8
+from tilemlir.layout.instructions import WGMMA_AB_TYPES, Wgmma, wgmma_a_layout
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments as register_fragments
 from tilemlir.lowering.cuda.gemm_async import operands
@@ -98,6 +111,31 @@ def a_operand(ctx):
     if scope in ("shared", "local"):
         return None
     return f"A is in {scope}; wgmma reads A from shared memory or from registers (local)"
+
+
+@predicate("dtypes")
+def input_types(ctx):
+    """A and B both f16 or both bf16, or both 8-bit floats (e4m3 / e5m2, mixed as wished; K-major,
+    A in shared memory); D f32."""
+    a, b = ctx.buffer("a").elem, ctx.buffer("b").elem
+    if not (is_f8(a) or is_f8(b)):
+        return operands.dtypes(ctx)             # the 16-bit kinds' rule
+    problems = []
+    if is_f8(a) and is_f8(b):
+        reason = Wgmma.input_error(WGMMA_AB_TYPES[str(a)], WGMMA_AB_TYPES[str(b)],
+                                   bool(ctx.attr("transpose_b")))
+        if reason:
+            problems.append(reason)
+    else:
+        problems.append(f"A is {a} but B is {b}: kind f8 takes 8-bit floats (f8E4M3FN, "
+                        f"f8E5M2) for both")
+    if is_f8(a) and ctx.buffer("a").scope == "local":
+        problems.append("A holds 8-bit floats in registers: this variant reads an 8-bit A from "
+                        "shared memory only")
+    d = str(ctx.buffer("d").elem)
+    if d != "f32":
+        problems.append(f"D is {d}, the accumulator must be f32")
+    return "; ".join(problems) or None
 
 
 @predicate("whole_warpgroup")
@@ -139,7 +177,7 @@ def accumulator_slots(ctx, wgmma: Wgmma, m: int) -> list[list[int]]:
     slots = _fragment_slots(
         "D", ctx.buffer("d"), lane, warp, block * (n // 2) + register,
         f"the wgmma accumulator layout is {wgmma.accumulator_layout(m)}",
-        f"wgmma m64n{n}k16 puts it in",
+        f"wgmma m64n{n}k{wgmma.k} puts it in",
         lambda k: f"accumulator register {k % (n // 2)} of M block {k // (n // 2)}")
     return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // wgmma.m)]
 
@@ -216,8 +254,9 @@ def _b_descriptor(b, k0: int) -> int:
     return b.descriptor("wgmma", 0, k0)
 
 
-def _emit(ctx, a, b, slots, n: int, k: int, a_slots):
-    """a: the shared A (SmemOperand) or None with a_slots, A's register slots."""
+def _emit(ctx, a, b, slots, n: int, k: int, a_slots, k_step: int):
+    """a: the shared A (SmemOperand) or None with a_slots, A's register slots; k_step: one
+    instruction's K."""
     f32 = ir.F32Type.get()
     d_ref = windows.resolve(ctx.operand("d"))
     acc_type = emit.struct([f32] * (n // 2))
@@ -228,15 +267,16 @@ def _emit(ctx, a, b, slots, n: int, k: int, a_slots):
     else:
         a_regs = _a_registers(ctx, a_slots)
     b_start = operands.start_field(ctx.operand("b"))
-    shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {n}, k = {operands.MMA_K}>")
+    shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {n}, k = {k_step}>")
     elem_name = str(ctx.buffer("a").elem)
-    elem = getattr(nvvm.WGMMATypes, elem_name)
+    elem = getattr(nvvm.WGMMATypes, WGMMA_AB_TYPES[elem_name])
+    elem_b = getattr(nvvm.WGMMATypes, WGMMA_AB_TYPES[str(ctx.buffer("b").elem)])
     one = nvvm.WGMMAScaleIn.one
     layout_b = nvvm.MMALayout.row if transpose_b else nvvm.MMALayout.col
     nvvm.wgmma_fence_aligned()
     results = []
     for block, acc in enumerate(accumulators):
-        for step, k0 in enumerate(operands.k_steps(k)):
+        for step, k0 in enumerate(operands.k_steps(k, k_step)):
             if a is None:
                 desc_b = operands.descriptor_value(_b_descriptor(b, k0), b_start)
                 acc = _wgmma_register_a(acc_type, acc, a_regs[block][step], desc_b, n,
@@ -244,7 +284,7 @@ def _emit(ctx, a, b, slots, n: int, k: int, a_slots):
                 continue
             desc_a = operands.descriptor_value(a.descriptor("wgmma", Wgmma.m * block, k0), a_start)
             desc_b = operands.descriptor_value(_b_descriptor(b, k0), b_start)
-            acc = nvvm.wgmma_mma_async(acc_type, acc, desc_a, desc_b, shape, elem, elem,
+            acc = nvvm.wgmma_mma_async(acc_type, acc, desc_a, desc_b, shape, elem, elem_b,
                                        nvvm.WGMMATypes.f32, nvvm.WGMMAScaleOut.one, one, one,
                                        nvvm.MMALayout.row, layout_b)
         results.append(acc)
@@ -257,18 +297,19 @@ def _emit(ctx, a, b, slots, n: int, k: int, a_slots):
 
 @register("gemm_async", name="wgmma", priority=10,
           when=[target_supports("wgmma"), whole_warpgroup, a_operand, operands_in("shared", "b"),
-                operands_in("local", "d"), operands.dtypes, no_replica])
+                operands_in("local", "d"), input_types, no_replica])
 def lower_wgmma(ctx):
     """wgmma.mma_async m64nNk16 chains from shared-memory descriptors (or A in registers) into
-    register fragments; B K-major or, with transpose_b, MN-major."""
-    dims = operands.dims(ctx)
+    register fragments; B K-major or, with transpose_b, MN-major; m64nNk32 for 8-bit floats."""
+    elem = WGMMA_AB_TYPES[str(ctx.buffer("a").elem)]
+    k_step = operands.mma_k(ctx.buffer("a").elem_bits)
+    dims = operands.dims(ctx, k_step)
     if ctx.attr("cta_group") != 1:
         raise Reject(f"cta_group {ctx.attr('cta_group')}: wgmma runs within one CTA "
                      f"(cta_group 1)")
     if dims.m % Wgmma.m:
-        raise Reject(f"M={dims.m} is not a multiple of {Wgmma.m} (wgmma is m64nNk16)")
-    elem = str(ctx.buffer("a").elem)
-    reason = Wgmma.shape_error(Wgmma.m, dims.n, operands.MMA_K, elem)
+        raise Reject(f"M={dims.m} is not a multiple of {Wgmma.m} (wgmma is m64nNk{k_step})")
+    reason = Wgmma.shape_error(Wgmma.m, dims.n, k_step, elem)
     if reason:
         raise Reject(reason)
     transpose_b = bool(ctx.attr("transpose_b"))
@@ -282,4 +323,4 @@ def lower_wgmma(ctx):
         a, a_slots = None, a_register_slots(ctx, dims.m, dims.k)
     b = operands.mn_major_operand(ctx, "b") if transpose_b else operands.smem_operand(ctx, "b")
     slots = accumulator_slots(ctx, Wgmma(dims.n, elem), dims.m)
-    return lambda: _emit(ctx, a, b, slots, dims.n, dims.k, a_slots)
+    return lambda: _emit(ctx, a, b, slots, dims.n, dims.k, a_slots, k_step)
