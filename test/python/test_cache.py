@@ -351,3 +351,28 @@ def test_wrongly_typed_json_is_refused(change):
     good = {"inners": [], "shape": [3, 4], "scale": 1.5, "flag": False}
     with pytest.raises((TypeError, ValueError)):
         compiler._decode(Outer, {**good, **change})
+
+
+
+def test_a_captured_name_not_yet_assigned_does_not_break_the_key(
+        isolated_cache, monkeypatch, demo_text):
+    """A kernel may capture a name its factory assigns only on some paths (or after making
+    the kernel): the closure cell is empty when compile reads it (the attention factory's)."""
+    def build(self):
+        with make_context():
+            return ir.Module.parse(demo_text)
+    monkeypatch.setattr(KernelFunction, "build", build)
+
+    def factory(assign: bool):
+        def kernel():
+            return helper                                    # noqa: F821 - maybe unbound
+        made = KernelFunction(kernel)
+        if assign:
+            helper = 1                                       # noqa: F841
+        return made
+    unbound = factory(False)
+    with pytest.raises(ValueError):
+        unbound.fn.__closure__[0].cell_contents              # the empty cell
+    first = tilemlir.compile(unbound, target=TARGET)
+    assert tilemlir.compile(unbound, target=TARGET) is first
+    assert tilemlir.compile(factory(True), target=TARGET) is not first

@@ -322,9 +322,19 @@ _by_text: OrderedDict = OrderedDict()       # (tile-IR text, target, options) ->
 _memory_lock = threading.Lock()
 
 
+_UNBOUND = object()      # a captured name its factory had not (or never) assigned
+
+
 def _captured(fn) -> tuple:
-    """The objects a kernel function's body captured: a factory's compile-time arguments."""
-    return tuple(cell.cell_contents for cell in fn.__closure__ or ())
+    """The objects a kernel function's body captured: a factory's compile-time arguments.
+    A name the factory assigns only on some paths (or after the kernel) leaves an empty cell,
+    which reading would raise on: it counts as _UNBOUND."""
+    def contents(cell):
+        try:
+            return cell.cell_contents
+        except ValueError:
+            return _UNBOUND
+    return tuple(contents(cell) for cell in fn.__closure__ or ())
 
 
 def _memory_key(kernel, options: tuple):
