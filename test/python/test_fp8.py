@@ -82,6 +82,43 @@ def test_casts_need_sm_90_or_sm_89_with_ptx_81():
                      target=Target("sm_89", 81), cache=False)
 
 
+def fill_and_add(add: bool):
+    layout = T.wgmma_accumulator_layout(64, 16)
+
+    @T.prim_func
+    def fill_and_add(Y: T.Buffer((64, 16), "float8_e5m2"), Z: T.Buffer((64, 128), "float8_e5m2")):
+        T.warpgroup_id([1])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        pool = T.SMEMPool()
+        Zs = pool.alloc((64, 128), "float8_e5m2")
+        pool.commit()
+        q = T.alloc_local((64, 16), "float8_e5m2", layout=layout)
+        Tx.wg.fill(q, -3.0)
+        Tx.wg.fill(Zs, 1000.0)                 # rounds to 1024 in e5m2
+        if add:
+            Tx.wg.add(q, q, q)
+        Tx.wg.copy(Y[:, :], q)
+        T.cuda.cta_sync()
+        Tx.wg.copy(Z[:, :], Zs)
+    return fill_and_add
+
+
+def test_fill_stores_the_constants_bits():
+    y, z = np.zeros((64, 16), E5M2), np.zeros((64, 128), E5M2)
+    tilemlir.interpret(fill_and_add(False), y, z)
+    assert (y.astype(np.float32) == -3.0).all() and (z.astype(np.float32) == 1024.0).all()
+    text = tilemlir.compile(fill_and_add(False), target="sm_90a", cache=False).ptx
+    assert "{194, 194}" in text             # -3.0 in e5m2: 0xC2, a pair per store
+    assert "1684300900" in text             # 1024: 0x64, four to a word of a 16-byte store
+
+
+def test_math_on_8_bit_floats_is_refused_with_the_reason():
+    with pytest.raises(Exception, match="8-bit floats are only moved, cast and multiplied by "
+                                        "wgmma \\(tile.cast them to f16 or f32 first\\)"):
+        tilemlir.compile(fill_and_add(True), target="sm_90a", cache=False)
+
+
 # ------------------------------------------------------------------------------ wgmma kind f8
 def wgmma_f8(M, N, K, a_dtype, b_dtype):
     @T.prim_func

@@ -12,7 +12,7 @@ from typing import Union
 from mlir import ir
 from mlir.dialects import arith, gpu, llvm
 
-from tilemlir.ir.types import llvm_type
+from tilemlir.ir.types import f8_bits, is_f8, llvm_type
 
 Index = Union[int, ir.Value]
 GEP_DYNAMIC = -2147483648  # llvm.getelementptr's marker for "take the next dynamic index"
@@ -57,6 +57,11 @@ def const(value, type_: ir.Type) -> ir.Value:
     attr = ir.FloatAttr.get(type_, float(value)) if isinstance(type_, ir.FloatType) else \
         ir.IntegerAttr.get(type_, int(value))
     return generic("arith.constant", [], type_, {"value": attr})
+
+
+def stored_const(value, type_: ir.Type) -> ir.Value:
+    """const(value, type_) as LLVM holds it: an 8-bit float as its bits (i8)."""
+    return const(f8_bits(value, type_), llvm_type(type_)) if is_f8(type_) else const(value, type_)
 
 
 def const_index(value: int) -> ir.Value:

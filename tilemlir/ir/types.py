@@ -77,6 +77,12 @@ def is_f8(t: ir.Type) -> bool:
     return isinstance(t, F8_TYPES)
 
 
+def f8_bits(value: float, t: ir.Type) -> int:
+    """The bits of `value` rounded to the 8-bit float type `t` (nearest even), as a signed
+    int8: what LLVM holds for it."""
+    return int(np.array(value, np.float32).astype(F8_NUMPY_DTYPES[str(t)]).view(np.int8))
+
+
 def llvm_type(t: ir.Type) -> ir.Type:
     """The type LLVM holds an element of `t` in: i8 for the 8-bit floats, `t` itself else."""
     if isinstance(t, F8_TYPES):

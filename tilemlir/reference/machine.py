@@ -191,8 +191,7 @@ class Machine(Scheduler):
     def _op_arith_constant(self, op, mask):
         attr = op.attributes["value"]
         t = op.results[0].type
-        value = ir.FloatAttr(attr).value if isinstance(t, (ir.F16Type, ir.BF16Type, ir.F32Type,
-                                                            ir.F64Type)) \
+        value = ir.FloatAttr(attr).value if isinstance(t, ir.FloatType) \
             else ir.IntegerAttr(attr).value if not isinstance(attr, ir.BoolAttr) \
             else ir.BoolAttr(attr).value
         return np.full(self.threads, value, elem_of(t).compute)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 from mlir import ir
 from mlir.dialects import arith, llvm
 
@@ -21,7 +20,7 @@ from tilemlir.analysis.values import ValueAnalysis
 from tilemlir.dispatch.registry import predicate
 from tilemlir.ir import emit
 from tilemlir.ir.emit import Index
-from tilemlir.ir.types import F8_NUMPY_DTYPES, is_f8, llvm_type
+from tilemlir.ir.types import f8_bits, is_f8, llvm_type
 
 
 def bound_values(ctx) -> list[ir.Value]:
@@ -95,10 +94,9 @@ def fill_value(ctx, type_: ir.Type) -> ir.Value:
     elem = ir.VectorType(type_).element_type if isinstance(type_, ir.VectorType) else type_
     attr = ctx.op.attributes["fill"] if "fill" in ctx.op.attributes else None
     if is_f8(elem):                       # its bits, as the i8 the loads give
-        value = ir.FloatAttr(attr).value if attr is not None else 0.0
-        bits = np.array(value, np.float32).astype(F8_NUMPY_DTYPES[str(elem)]).view(np.int8)
+        bits = f8_bits(ir.FloatAttr(attr).value if attr is not None else 0.0, elem)
         type_, elem = llvm_type(type_), ir.IntegerType.get_signless(8)
-        scalar = ir.IntegerAttr.get(elem, int(bits))
+        scalar = ir.IntegerAttr.get(elem, bits)
     elif isinstance(elem, ir.IntegerType):
         value = ir.IntegerAttr(attr).value if attr is not None else 0
         scalar = ir.IntegerAttr.get(elem, value)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tilemlir.dispatch.registry import Predicate, predicate
+from tilemlir.ir.types import is_f8
 
 
 @predicate("full_active_lanes")
@@ -36,6 +37,16 @@ def replicated_alike(ctx):
     if other:
         return (f"dst ({dst.layout}) is replicated but " + ", ".join(other)
                 + " is not replicated the same way")
+    return None
+
+
+def eight_bit_floats(ctx) -> str | None:
+    """Why a math variant refuses the 8-bit floats among the op's buffers (they are moved,
+    cast and multiplied by wgmma only), or None."""
+    held = [f"{name} holds {buf.elem}" for name, buf in ctx.buffers().items() if is_f8(buf.elem)]
+    if held:
+        return ("8-bit floats are only moved, cast and multiplied by wgmma (tile.cast them to "
+                "f16 or f32 first); " + ", ".join(held))
     return None
 
 

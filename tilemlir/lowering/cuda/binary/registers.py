@@ -25,7 +25,7 @@ from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering.cuda import elementwise as ew
 from tilemlir.lowering.cuda import elementwise_math as fm
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
-from tilemlir.lowering.cuda.predicates import replicated_alike
+from tilemlir.lowering.cuda.predicates import eight_bit_floats, replicated_alike
 
 COMPARE = ("lt", "le", "gt", "ge", "eq", "ne")
 PACKED_NATIVE = ("add", "sub", "mul", "max", "min")
@@ -49,7 +49,8 @@ def operand_types(ctx):
                     if t != dst]
     if not problems and not _numeric(lhs):
         problems.append(f"operates on floats and integers, got {lhs}")
-    return "; ".join(problems) or None
+    narrow = eight_bit_floats(ctx)
+    return "; ".join(problems + ([narrow] if narrow else [])) or None
 
 
 def _compute(ctx, fn: str):

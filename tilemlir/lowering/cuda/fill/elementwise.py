@@ -19,16 +19,19 @@ calling thread stores every chunk itself:
     %v = splat %zero16 : vector<8xf16>
     llvm.store %v, %smem[swizzle(%t * 8) + 1024 j] {alignment = 16}            (j = 0..7)
 
-The value must have the tile's element type. A memory fill at warp, warpgroup or CTA scope is
+The value must have the tile's element type; an 8-bit float tile's is a constant, stored as its
+bits. A memory fill at warp, warpgroup or CTA scope is
 cooperative, so every thread of the scope must reach it.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from mlir import ir
 
 from tilemlir.dispatch.registry import predicate, register
 from tilemlir.ir import emit, windows
+from tilemlir.ir.types import is_f8
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
@@ -36,10 +39,26 @@ from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chu
 
 @predicate("value_type")
 def value_type(ctx):
-    dst, value = ctx.buffer("dst"), ctx.operand("value").type
-    if value == dst.elem:
+    dst, value = ctx.buffer("dst"), ctx.operand("value")
+    if value.type != dst.elem:
+        return f"the value is {value.type} but the tile holds {dst.elem}"
+    if is_f8(dst.elem) and _constant(value) is None:
+        return f"an 8-bit float tile is filled with a constant; the value of {dst.elem} is computed"
+    return None
+
+
+def _constant(value):
+    """The float an arith.constant `value` holds, or None."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
         return None
-    return f"the value is {value} but the tile holds {dst.elem}"
+    return ir.FloatAttr(owner.attributes["value"]).value
+
+
+def _stored(ctx):
+    """The value as stored: an 8-bit float as its bits (i8), as LLVM holds it."""
+    value, elem = ctx.operand("value"), ctx.buffer("dst").elem
+    return emit.stored_const(_constant(value), elem) if is_f8(elem) else value
 
 
 @predicate("storage")
@@ -59,13 +78,13 @@ def scope_reaches(ctx):
 def _emit_registers(ctx, slots):
     dst = windows.resolve(ctx.operand("dst"))
     base = addresses.storage(dst)
-    value = ctx.operand("value")
+    value = _stored(ctx)
     for s in slots:
         emit.store(value, addresses.slot_pointer(dst, s, base))
 
 
 def _emit_memory(ctx, p: ChunkPlan):
-    value = ctx.operand("value")
+    value = _stored(ctx)
     splat = value if p.n == 1 else emit.build_vector([value] * p.n)
     align = p.n * max(ctx.buffer("dst").elem_bits // 8, 1)
 

@@ -25,6 +25,7 @@ from tilemlir.ir.types import BufferType
 from tilemlir.layout import LayoutError
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments
+from tilemlir.lowering.cuda.predicates import eight_bit_floats
 
 
 @dataclass(frozen=True)
@@ -175,6 +176,9 @@ def rows_known(ctx):
 @predicate("types")
 def types(ctx):
     dst, src = ctx.buffer("dst").elem, ctx.buffer("src").elem
+    narrow = eight_bit_floats(ctx)
+    if narrow:
+        return narrow
     kinds = [isinstance(t, ir.FloatType) for t in (dst, src)]
     ints = [isinstance(t, ir.IntegerType) and ir.IntegerType(t).width > 1 for t in (dst, src)]
     if all(kinds) or all(ints):

@@ -15,7 +15,7 @@ from mlir.dialects import arith
 from tilemlir.dispatch.registry import predicate, register
 from tilemlir.lowering.cuda import elementwise as ew
 from tilemlir.lowering.cuda.copy.registers import scope_reaches
-from tilemlir.lowering.cuda.predicates import replicated_alike
+from tilemlir.lowering.cuda.predicates import eight_bit_floats, replicated_alike
 
 
 @predicate("operand_types")
@@ -27,7 +27,8 @@ def operand_types(ctx):
         problems.append(f"cond is {cond}, not i1")
     problems += [f"{n} is {t} but dst holds {dst}"
                  for n in ("on_true", "on_false") if (t := ew.operand_type(ctx, n)) != dst]
-    return "; ".join(problems) or None
+    narrow = eight_bit_floats(ctx)
+    return "; ".join(problems + ([narrow] if narrow else [])) or None
 
 
 @register("select", name="registers", priority=0,
