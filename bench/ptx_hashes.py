@@ -143,6 +143,20 @@ def _cases() -> list[Case]:
     cases += [Case(fp8, hopper, (1000, 1001, 1003), dict(scaling="block", BM=64, CLUSTER=False,
                                                          PRODUCER="cp_async",
                                                          EPILOGUE="direct"))]
+    # the front door's kernels for unaligned and decode shapes (bench/smoke_shapes.py,
+    # test_gemm_splitk_gpu.py): masked cp.async loads, direct stores, swap-AB decode with split K
+    cases += [Case(tma + "6", hopper, (1785, 4444, 4095), dict(PRODUCER="cp_async",
+                                                               EPILOGUE="direct")),
+              Case(tma + "7", hopper, (3333, 4444, 5552), dict(EPILOGUE="direct"))]
+    decode = "tilemlir.kernels.gemm_decode:hgemm_decode"
+    cases += [Case(decode, hopper, (1, 4096, 4096)),
+              Case(decode, hopper, (16, 4096, 4096), dict(SPLIT_K=4)),
+              Case(decode, hopper, (7, 1000, 515), dict(PRODUCER="cp_async"))]
+    # the norms at any N and the general-shape attention kernel (run-time B, H and lengths)
+    cases += [Case(norms + "layer_norm", hopper, (1000, 50257)),
+              Case(norms + "rms_norm", hopper, (333, 1000), dict(dtype="bfloat16"))]
+    cases += [Case(attention, hopper, (None, None, None, d), dict(causal=True, group=4))
+              for d in (96, 256)]
     return cases
 
 
