@@ -42,10 +42,10 @@ door (scaled_mm) picks.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, DirectStore, GemmStages,
+from tilemlir.kernels.parts import (Barriers, ClusterPair, DirectStore,
                                     ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
                                     check_pair, check_ragged_gemm, check_staging, consumer_regs,
-                                    warp_specialized)
+                                    k_tile_stages, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -185,14 +185,9 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
-        if cp_async:
-            ring = barriers.ring(STAGES, consumers, producers=128)
-            stages = CpAsyncStages(pool, ring, A, B, a_dtype, BM, BN, BK, warp, lane, M, N, K,
-                                   b_dtype=b_dtype)
-        else:
-            ring = barriers.ring(STAGES, consumers, peer=peer)
-            stages = GemmStages(pool, ring, A, B, a_dtype, BM, BN, BK, warp, lane, rank=rank,
-                                b_dtype=b_dtype)
+        ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, A, B,
+                                     a_dtype, BM, BN, BK, warp, lane, (M, N, K), peer=peer,
+                                     rank=rank, b_dtype=b_dtype)
         if EPILOGUE == "tma":
             store = TmaStore(pool, D, out_dtype, BM, EPI_N, wg, warp, lane, consumers)
         else:

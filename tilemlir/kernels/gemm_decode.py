@@ -23,10 +23,9 @@ every M up to it.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, CpAsyncStages, GemmStages,
-                                    ShapeError, SplitK,
+from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ShapeError, SplitK,
                                     TileSchedule, check_gemm, check_splits, consumer_regs,
-                                    split_k_buffers, warp_specialized)
+                                    k_tile_stages, split_k_buffers, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -87,12 +86,8 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
         pool = T.SMEMPool()
         barriers = Barriers(pool)
         # B's rows are the product's "A" (wgmma's 64-row side), A's rows its "B" (n = MPAD)
-        if cp_async:
-            ring = barriers.ring(STAGES, consumers, producers=128)
-            stages = CpAsyncStages(pool, ring, B, A, dtype, BN, MPAD, BK, warp, lane, N, M, K)
-        else:
-            ring = barriers.ring(STAGES, consumers)
-            stages = GemmStages(pool, ring, B, A, dtype, BN, MPAD, BK, warp, lane)
+        ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, B, A, dtype,
+                                     BN, MPAD, BK, warp, lane, (N, M, K))
         pool.commit()
         barriers.init(wg, warp, lane)
 

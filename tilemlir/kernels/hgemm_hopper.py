@@ -37,11 +37,12 @@ its mechanism.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair, CpAsyncStages,
+from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair,
                                     DirectStore, GemmStages, ShapeError, SplitK, TileSchedule,
                                     TmaStore, check_epilogue_columns,
                                     check_gemm, check_pair, check_ragged_gemm, check_split_columns,
-                                    check_splits, check_staging, consumer_regs, split_k_buffers,
+                                    check_splits, check_staging, consumer_regs, k_tile_stages,
+                                    split_k_buffers,
                                     tile_origin, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
@@ -278,12 +279,8 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
-        if cp_async:
-            ring = barriers.ring(STAGES, consumers, producers=128)
-            stages = CpAsyncStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, M, N, K)
-        else:
-            ring = barriers.ring(STAGES, consumers)
-            stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane)
+        ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, A, B, dtype,
+                                     BM, BN, BK, warp, lane, (M, N, K))
         if EPILOGUE == "tma":
             store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
         else:

@@ -30,7 +30,7 @@ from tilemlir.kernels.parts.checks import (DTYPES, SHARED_MEMORY_BYTES, ShapeErr
                                            check_split_columns, check_splits, check_staging,
                                            consumer_regs)
 from tilemlir.kernels.parts.epilogue import DirectStore, TmaStore
-from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages
+from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages, k_tile_stages
 from tilemlir.kernels.parts.ring import Barriers, StageRing
 from tilemlir.kernels.parts.roles import ClusterPair, warp_specialized
 from tilemlir.kernels.parts.scheduler import Persistent, TileSchedule, tile_origin

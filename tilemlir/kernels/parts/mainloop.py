@@ -210,3 +210,19 @@ class CpAsyncStages(GemmStages):
         if it > 0:
             T.ptx.cp_async.wait_group(0)
             self.ring.fill_stage(it - 1)
+
+
+def k_tile_stages(barriers, pool, cp_async: bool, stages: int, consumers: int, A, B,
+                  dtype: str, BM: int, BN: int, BK: int, warp, lane, extents, *, peer=None,
+                  rank=None, b_dtype=None):
+    """The k-tile ring and the stages in it: TMA loads issued by one thread (GemmStages, in a
+    2x1 cluster with `peer` and `rank`), or with `cp_async` masked cp.async by the producer
+    warpgroup's 128 threads (CpAsyncStages, bounded by `extents` = (M, N, K)). Returns
+    (ring, stages)."""
+    if cp_async:
+        ring = barriers.ring(stages, consumers, producers=128)
+        return ring, CpAsyncStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, *extents,
+                                   b_dtype=b_dtype)
+    ring = barriers.ring(stages, consumers, peer=peer)
+    return ring, GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, rank=rank,
+                            b_dtype=b_dtype)
