@@ -21,7 +21,7 @@ from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm
     (hgemm_v5, (128, 256, 64), dict(STAGES=5), "5 stages of 49152 bytes exceed the 227 KiB"),
     (hgemm_v5, (128, 256, 64), dict(dtype="float32"), "dtype must be one of"),
     (hgemm_v5, (256, 128, 64), dict(BM=256, BN=128, STAGES=3, CONSUMER_REGS=200),
-     "register budgets 40 + 4 x 200 per thread exceed the register file"),
+     "register budgets 40 + 4 x 200 per thread exceed the 480 the CTA's 5 warpgroups hold"),
     (hgemm_v6, (1000, 1004, 64), {}, "N=1004 must be a multiple of 8"),
     (hgemm_v6, (128, 256, 64), dict(EPI_N=96), "EPI_N=96 must be a multiple of 64 dividing"),
     (hgemm_v6, (128, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
@@ -41,6 +41,53 @@ from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm
 def test_refused_with_the_reason(factory, args, kwargs, message):
     with pytest.raises(ShapeError, match=message.replace("(", r"\(").replace("+", r"\+")):
         factory(*args, **kwargs)
+
+
+def _warpgroup_budgets(ptx: str) -> tuple[int, int, list[int], list[int]]:
+    """(threads, registers per thread at launch, setmaxnreg.dec counts, .inc counts)."""
+    threads = int(re.search(r"\.maxntid (\d+)", ptx)[1])
+    launch = int(re.search(r"^\.maxnreg (\d+)$", ptx, re.M)[1])
+    dec = [int(c) for c in re.findall(r"setmaxnreg\.dec\.sync\.aligned\.u32\s+(\d+);", ptx)]
+    inc = [int(c) for c in re.findall(r"setmaxnreg\.inc\.sync\.aligned\.u32\s+(\d+);", ptx)]
+    return threads, launch, dec, inc
+
+
+def _budget_kernels():
+    from tilemlir.kernels.attention import flash_attention
+    from tilemlir.kernels.fp8_gemm import fp8_gemm
+    from tilemlir.kernels.gemm_decode import hgemm_decode
+    from tilemlir.kernels.gemm_epilogue import hgemm_fused
+    return [
+        ("v5 BM=192", lambda: hgemm_v5(192, 128, 64, BM=192, BN=128, STAGES=3)),
+        ("v6 tma", lambda: hgemm_v6(1000, 1000, 1000)),
+        ("v6 cp.async BM=128", lambda: hgemm_v6(2999, 8193, 769, PRODUCER="cp_async",
+                                                EPILOGUE="direct")),
+        ("v6 cp.async BM=64", lambda: hgemm_v6(2048, 2050, 2047, BM=64, BN=64, STAGES=8,
+                                               EPI_N=64, PRODUCER="cp_async",
+                                               EPILOGUE="direct")),
+        ("v7", lambda: hgemm_v7(1000, 1000, 1000)),
+        ("decode BN=128 cp.async", lambda: hgemm_decode(1, 5619, 2476, BN=128, SPLIT_K=3,
+                                                        PRODUCER="cp_async")),
+        ("fused cp.async BM=128", lambda: hgemm_fused(333, 444, 555, BM=128)),
+        ("fp8 cp.async", lambda: fp8_gemm(300, 264, 200, out_dtype="bfloat16",
+                                          PRODUCER="cp_async", EPILOGUE="direct",
+                                          CLUSTER=False)),
+        ("attention", lambda: flash_attention(1, 2, 256, 128)),
+    ]
+
+
+@pytest.mark.parametrize("name, make", _budget_kernels(), ids=[n for n, _ in _budget_kernels()])
+def test_setmaxnreg_budgets_fit_what_the_cta_holds_from_launch(name, make):
+    """setmaxnreg.dec gives registers back to the CTA's pool and .inc waits until the pool
+    holds enough: the producer warpgroup's and the consumers' budgets together must not exceed
+    the registers the CTA got at launch (.maxnreg x threads), or the consumers wait forever.
+    On the H200 the cp.async kernels of 3 warpgroups (96 + 2 x 208 > 3 x 168) hung so."""
+    ptx = tilemlir.compile(make(), target="sm_90a", cache=False).ptx
+    threads, launch, dec, inc = _warpgroup_budgets(ptx)
+    assert len(set(dec)) == 1 and len(set(inc)) == 1, (dec, inc)
+    producers = 128                                    # one producer warpgroup
+    assert dec[0] * producers + inc[0] * (threads - producers) <= launch * threads, \
+        f"{name}: {dec[0]} x {producers} + {inc[0]} x {threads - producers} > {launch} x {threads}"
 
 
 def test_consumer_budget_fits_the_register_file():

@@ -45,7 +45,7 @@ import tilemlir.lang as T
 from tilemlir.kernels.parts import (Barriers, ClusterPair, DirectStore,
                                     ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
                                     check_pair, check_ragged_gemm, check_staging, consumer_regs,
-                                    k_tile_stages, warp_specialized)
+                                    k_tile_stages, producer_regs, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -147,8 +147,7 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
     if cp_async and CLUSTER:
         raise ShapeError(f"{kernel}: PRODUCER='cp_async' runs without clusters (CLUSTER=False): "
                          f"its copies do not multicast")
-    if PRODUCER_REGS is None:           # cp.async producers compute addresses and masks
-        PRODUCER_REGS = 96 if cp_async else 40
+    PRODUCER_REGS = producer_regs(cp_async, PRODUCER_REGS)
     check_ragged_gemm(kernel, M, N, K, a_dtype, BM, BN, BK, STAGES, PRODUCER, EPILOGUE,
                       F8_DTYPES)
     check_epilogue_columns(kernel, BN, EPI_N)

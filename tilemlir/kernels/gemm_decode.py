@@ -25,7 +25,8 @@ import math
 import tilemlir.lang as T
 from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ShapeError, SplitK,
                                     TileSchedule, check_gemm, check_splits, consumer_regs,
-                                    k_tile_stages, split_k_buffers, warp_specialized)
+                                    k_tile_stages, producer_regs, split_k_buffers,
+                                    warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -57,8 +58,7 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
         raise ShapeError(f"{kernel}: MPAD={MPAD!r} must be one of {MPADS} and hold M={M}")
     check_gemm(kernel, BN * -(-N // BN), MPAD, K, dtype, BN, MPAD, BK, STAGES, PRODUCER)
     cp_async = PRODUCER == "cp_async"
-    if PRODUCER_REGS is None:
-        PRODUCER_REGS = 96 if cp_async else 40
+    PRODUCER_REGS = producer_regs(cp_async, PRODUCER_REGS)
     consumers = BN // 64
     CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)

@@ -40,7 +40,7 @@ from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, Direct
                                     ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
                                     check_pair,
                                     check_ragged_gemm, check_staging, consumer_regs,
-                                    warp_specialized)
+                                    producer_regs, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -108,8 +108,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                          f"dividing EPI_N={EPI_N}")
     check_staging(kernel, BM, BN, BK, STAGES, EPI_N, EPILOGUE)
     consumers = BM // 64
-    if PRODUCER_REGS is None:               # cp.async producers compute addresses and masks
-        PRODUCER_REGS = 40 if pairs else 96
+    PRODUCER_REGS = producer_regs(not pairs, PRODUCER_REGS)
     CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)
     schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,

@@ -42,8 +42,8 @@ from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair,
                                     TmaStore, check_epilogue_columns,
                                     check_gemm, check_pair, check_ragged_gemm, check_split_columns,
                                     check_splits, check_staging, consumer_regs, k_tile_stages,
-                                    split_k_buffers,
-                                    tile_origin, warp_specialized)
+                                    producer_regs, split_k_buffers, tile_origin,
+                                    warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -252,8 +252,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     check_epilogue_columns("hgemm_v6", BN, EPI_N)
     check_staging("hgemm_v6", BM, BN, BK, STAGES, EPI_N, EPILOGUE)
     cp_async = PRODUCER == "cp_async"
-    if PRODUCER_REGS is None:           # cp.async producers compute addresses and masks
-        PRODUCER_REGS = 96 if cp_async else 40
+    PRODUCER_REGS = producer_regs(cp_async, PRODUCER_REGS)
     consumers = BM // 64
     CONSUMER_REGS = consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)

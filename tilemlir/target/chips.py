@@ -284,3 +284,13 @@ class Target:
 
 
 DEFAULT_CHIP = "sm_90a"
+
+REGISTER_FILE = 65536       # 32-bit registers per SM, sm_70 on: the most one CTA can hold
+
+
+def registers_per_thread(threads: int) -> int:
+    """The registers each of a CTA's `threads` threads holds when the kernel is built to fill the
+    register file (.maxnreg): 64 Ki / threads rounded down to a multiple of 8, at most 248. The
+    CTA then holds this many times `threads`, which is all that setmaxnreg can redistribute:
+    .dec returns registers to the CTA's pool and .inc waits until that pool has enough."""
+    return min(255, REGISTER_FILE // threads) // 8 * 8

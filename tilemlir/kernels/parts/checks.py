@@ -112,16 +112,36 @@ def check_splits(kernel: str, name: str, value, K: int, k_tiles: int) -> None:
                          f"{k_tiles} k-tiles of K={K} (every split needs a k-tile)")
 
 
+# A TMA producer is one thread issuing copies; a cp.async producer warpgroup computes every
+# thread's addresses and masks (below 96 ptxas spills more of them: 47 spills at 88 and 83 at
+# 80 in hgemm_fused, against 37 at 96). Two consumer warpgroups then get 200 registers each.
+TMA_PRODUCER_REGS = 40
+CP_ASYNC_PRODUCER_REGS = 96
+
+
+def producer_regs(cp_async: bool, given) -> int:
+    """The producer warpgroup's setmaxnreg budget: `given`, or the default for its loads."""
+    if given is not None:
+        return given
+    return CP_ASYNC_PRODUCER_REGS if cp_async else TMA_PRODUCER_REGS
+
+
 def consumer_regs(kernel: str, consumers: int, producer: int, consumer) -> int:
-    """setmaxnreg budgets: a warpgroup's .inc waits until the registers are free, so the
-    producer's and the consumers' budgets must fit the 64 Ki registers (512 per thread of one
-    warpgroup) or the kernel deadlocks. Default: the most the consumers can have, up to 232."""
+    """setmaxnreg budgets of a producer warpgroup and `consumers` consumer warpgroups. The CTA
+    holds registers_per_thread(threads) per thread from its launch (168 for 3 warpgroups, 248
+    for 2); .dec gives registers back to the CTA's pool and .inc waits until the pool holds
+    enough, so the budgets must add up to no more than the launch's, or the consumers' .inc
+    waits forever. Default: the most the consumers can have, up to 232."""
+    from tilemlir.target import registers_per_thread
+    warpgroups = 1 + consumers
+    budget = registers_per_thread(128 * warpgroups) * warpgroups    # per thread of a warpgroup
     if consumer is None:
-        consumer = min(232, (512 - producer) // consumers // 8 * 8)
-    if producer + consumers * consumer > 512:
+        consumer = min(232, (budget - producer) // consumers // 8 * 8)
+    if producer + consumers * consumer > budget:
         raise ShapeError(f"{kernel}: register budgets {producer} + {consumers} x {consumer} per "
-                         f"thread exceed the register file (512 per thread of one warpgroup); "
-                         f"setmaxnreg would wait forever")
+                         f"thread exceed the {budget} the CTA's {warpgroups} warpgroups hold "
+                         f"from launch ({budget // warpgroups} each); setmaxnreg would wait "
+                         f"forever")
     return consumer
 
 

@@ -15,6 +15,7 @@ from tilemlir.analysis.values import BAR_RED_OR
 from tilemlir.dispatch.registry import Predicate, predicate, register
 from tilemlir.ir import emit
 from tilemlir.lowering.cuda.predicates import target_supports
+from tilemlir.target import registers_per_thread
 
 
 def _cta_group(ctx):
@@ -280,14 +281,14 @@ def lower_setmaxnreg(ctx):
     register count at entry it knows, and otherwise drops it with a warning (C7508: the
     warpgroups keep what ptxas chose, and a consumer's wgmma chain may be serialized). The
     kernel therefore gets nvvm.maxnreg (.maxnreg): the registers each of its threads can have,
-    64 Ki / threads rounded down to a multiple of 8, at most 248."""
+    64 Ki / threads rounded down to a multiple of 8, at most 248 (registers_per_thread)."""
     action = {"increase": nvvm.SetMaxRegisterAction.increase,
               "decrease": nvvm.SetMaxRegisterAction.decrease}[ctx.attr("action")]
 
     def build():
         func, threads = ctx.func, scope_threads("cta", ctx.block_size)
         if func is not None and threads is not None and "nvvm.maxnreg" not in func.attributes:
-            per_thread = min(255, 65536 // threads) // 8 * 8
+            per_thread = registers_per_thread(threads)
             func.attributes["nvvm.maxnreg"] = ir.IntegerAttr.get(emit.i32(), per_thread)
         nvvm.setmaxregister(ctx.attr("count"), action)
     return build
