@@ -60,6 +60,7 @@ KERNELS = {
 FRONT_DOORS = {
     "hgemm": ("tilemlir.kernels.gemm", "hgemm"),                  # the heuristic's choice
     "hgemm_tuned": ("tilemlir.kernels.gemm", "tuned_hgemm"),      # every candidate timed
+    "hgemm_fixed_m": ("bench.gemm", "fixed_m_hgemm"),              # the choice, for this M only
 }
 TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
@@ -77,6 +78,13 @@ def operands(m: int, n: int, k: int, dtype: str) -> tuple:
     t = TORCH_DTYPES[dtype]
     return (torch.randn(m, k, device="cuda", dtype=t), torch.randn(n, k, device="cuda", dtype=t),
             torch.empty(m, n, device="cuda", dtype=t))
+
+
+def fixed_m_hgemm(m: int, n: int, k: int, dtype: str, config: dict | None = None):
+    """The front door's configuration compiled for this M alone (as before the kernels took a
+    run-time M): bench/ab_gemm.py's partner of `hgemm`, to price the run-time M."""
+    from tilemlir.kernels.gemm import Gemm, choose_config
+    return Gemm(m, n, k, dtype, config or choose_config(m, n, k, dtype), fixed_m=True)
 
 
 def make_kernel(name: str, m: int, n: int, k: int, dtype: str):

@@ -404,10 +404,13 @@ class Gemm:
     gemm(a, b) -> d (allocated), gemm(a, b, out=d) or gemm(a, b, d) (written in place). With
     SPLIT_K > 1 it owns the fp32 workspace and the counters per device (allocated at the first
     call there, counters zeroed; the kernel leaves them zero). Calls that share them must be
-    ordered on one stream, as calls of one torch module are."""
+    ordered on one stream, as calls of one torch module are.
+
+    fixed_m=True compiles the kernel for this M alone, even where the configuration's kernel
+    takes a run-time M (a compile per M, the per-tile arithmetic of M folded into constants)."""
 
     def __init__(self, M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
-                 target: str | None = None):
+                 target: str | None = None, *, fixed_m: bool = False):
         _check_shape(M, N, K, dtype)
         self.shape = (M, N, K)
         self.dtype = dtype
@@ -418,7 +421,8 @@ class Gemm:
         self._kernel = None
         self._workspaces: dict = {}
         self._lock = threading.Lock()
-        self.run_time_m = self.config.get("KERNEL", "hgemm_v6") in RUN_TIME_M_KERNELS
+        self.run_time_m = not fixed_m and self.config.get("KERNEL", "hgemm_v6") in \
+            RUN_TIME_M_KERNELS
         if self.run_time_m:
             import tilemlir.lang as T
             gemm_kernel(M, N, K, dtype, **self.config)       # refuses this M, if it must

@@ -1,0 +1,270 @@
+"""The GEMM front door on the shapes real models have, against cuBLAS and Triton in one run.
+
+    python bench/gemm_shapes.py --suite random --count 300 --out results/gemm-random.md
+    python bench/gemm_shapes.py --suite decode --out results/gemm-decode.md
+    python bench/gemm_shapes.py --suite unaligned,midsize --out results/gemm-shapes.md
+
+Suites (float16 and bfloat16 unless --dtypes says otherwise):
+  random     --count shapes, M, N and K each drawn from 1..8192 with no alignment (half of the
+             draws uniform, half log-uniform, so that decode-sized and K < 64 extents are
+             common), seeded by --seed: every one checked, every one timed briefly
+  decode     M in {1, 2, 4, 8, 16, 32, 64} x (N, K) in {(4096, 4096), (14336, 4096),
+             (4096, 14336), (128256, 4096)}: also the bandwidth of reading B against a device
+             copy measured in the same run
+  unaligned  ten shapes with N or K not a multiple of 8 (3333x4444x5552 among them)
+  midsize    M from 256 to 3072 by 256, (N, K) in {(4096, 4096), (8192, 2048)}
+  aligned    the 10 shapes of bench/gemm.py
+
+Every case: the front door's own choice (hgemm), its output NaN-poisoned and checked against a
+float32 reference on fresh random-normal inputs (relative Frobenius error below --tolerance,
+every element written); then ours, torch.matmul (cuBLAS) and the masked Triton kernel of
+bench/triton_matmul.py timed on the same inputs by tilemlir.testing.do_bench_alternating
+(input sets rotated, L2 flushed before each timed launch, a GPU spin before each so the events
+time kernels). The random suite times Triton in one fixed configuration (128x128x64 tiles,
+4 stages, 8 warps): autotuning hundreds of shapes would take longer than the sweep.
+
+The configurations are compiled ahead of the cases, side by side in --workers processes, into
+the disk cache (TILEMLIR_CACHE_DIR), and each case runs once its compile is done, hitting the
+cache. The results file is rewritten after every case, so a run cut short keeps its rows.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import math
+import multiprocessing
+import random
+import sys
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+DECODE_M = (1, 2, 4, 8, 16, 32, 64)
+DECODE_NK = ((4096, 4096), (14336, 4096), (4096, 14336), (128256, 4096))
+UNALIGNED = [(3333, 4444, 5552), (2999, 8193, 769), (1785, 4444, 4095), (1000, 3000, 1001),
+             (4096, 4097, 4096), (8192, 1785, 4099), (777, 11007, 4096), (4096, 4096, 4100),
+             (2048, 50257, 1024), (1000, 3, 128)]
+MIDSIZE = [(m, n, k) for n, k in ((4096, 4096), (8192, 2048)) for m in range(256, 3073, 256)]
+ALIGNED = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 4096, 512),
+           (16384, 1024, 4096), (4096, 28672, 4096), (4096, 4096, 14336), (4000, 4000, 4000),
+           (3000, 5120, 2056), (1000, 1000, 8192)]
+SUITES = ("random", "decode", "unaligned", "midsize", "aligned")
+
+
+def random_shapes(count: int, seed: int) -> list[tuple[int, int, int]]:
+    rng = random.Random(seed)
+
+    def extent() -> int:
+        if rng.random() < 0.5:
+            return rng.randint(1, 8192)
+        return min(8192, int(math.exp(rng.uniform(0.0, math.log(8192.0)))))
+    return [(extent(), extent(), extent()) for _ in range(count)]
+
+
+def cases(args) -> list[tuple[str, tuple[int, int, int], str]]:
+    """(suite, (M, N, K), dtype) of every case, in the order they run."""
+    out = []
+    for suite in args.suite:
+        shapes = {"random": lambda: random_shapes(args.count, args.seed),
+                  "decode": lambda: [(m, n, k) for n, k in DECODE_NK for m in DECODE_M],
+                  "unaligned": lambda: UNALIGNED, "midsize": lambda: MIDSIZE,
+                  "aligned": lambda: ALIGNED}[suite]()
+        out += [(suite, shape, dtype) for shape in shapes for dtype in args.dtypes]
+    return out
+
+
+def compile_case(case) -> str:
+    """Compiles the front door's kernel for one shape into the disk cache (a worker process);
+    '' or the refusal."""
+    _, (m, n, k), dtype = case
+    try:
+        from tilemlir.kernels.gemm import hgemm
+        hgemm(m, n, k, dtype).kernel
+        return ""
+    except Exception as err:  # reported again, and counted, by the timed process
+        return f"{type(err).__name__}: {err}"
+
+
+def copy_bandwidth(torch, do_bench) -> float:
+    """GB/s of a device-to-device copy of 1 GiB (bytes read + bytes written)."""
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    t = do_bench([lambda: dst.copy_(src)], blocks=2, reps=20, warmup_ms=50)[0].median
+    return 2 * src.numel() / t / 1e6
+
+
+def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) -> dict:
+    suite, (m, n, k), dtype_name = case
+    from tilemlir.kernels.gemm import hgemm
+    dtype = getattr(torch, dtype_name)
+    row = dict(suite=suite, shape=f"{m}x{n}x{k}", dtype=dtype_name)
+    gemm = hgemm(m, n, k, dtype_name)
+    row["config"] = ":".join(f"{key}={value}" for key, value in gemm.config.items())
+    a = torch.randn(m, k, device="cuda", dtype=dtype)
+    b = torch.randn(n, k, device="cuda", dtype=dtype)
+    d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
+    gemm(a, b, out=d)
+    torch.cuda.synchronize()
+    unwritten = int(torch.isnan(d).sum())
+    ref = a.float() @ b.float().T
+    err = ((d.float() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
+    row["rel_err"] = err
+    if unwritten or not err < args.tolerance:
+        row["wrong"] = f"{unwritten} unwritten, relative error {err:.2e}"
+        return row
+    if args.no_timing:
+        return row
+    triton = triton_fixed if suite == "random" else triton_tuned
+    sets = [(torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(n, k, device="cuda",
+                                                                        dtype=dtype),
+             torch.empty(m, n, device="cuda", dtype=dtype)) for _ in range(args.sets)]
+    triton(*sets[0])                                         # autotune outside the timings
+    fns = [lambda a, b, d: gemm(a, b, out=d), lambda a, b, d: torch.matmul(a, b.T, out=d),
+           triton]
+    reps, warmup = (args.random_reps, args.random_warmup_ms) if suite == "random" else \
+        (args.reps, args.warmup_ms)
+    ours, cublas, tri = (t.median for t in do_bench(fns, blocks=2, reps=reps,
+                                                      warmup_ms=warmup, args=sets,
+                                                      spin_us=args.spin_us))
+    flops = 2.0 * m * n * k
+    row.update(ours_tflops=flops / ours / 1e9, cublas_tflops=flops / cublas / 1e9,
+               triton_tflops=flops / tri / 1e9, vs_cublas=cublas / ours, vs_triton=tri / ours,
+               ours_us=ours * 1e3)
+    if suite == "decode":
+        b_bytes = n * k * b.element_size()
+        row.update(b_gbs=b_bytes / ours / 1e6, cublas_b_gbs=b_bytes / cublas / 1e6)
+        row["of_copy"] = row["b_gbs"] / copy_gbs
+    return row
+
+
+def geomean(xs) -> float:
+    xs = list(xs)
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else float("nan")
+
+
+def summary(rows: list[dict], total: int, copy_gbs: float | None) -> list[str]:
+    lines = []
+    for suite in SUITES:
+        mine = [r for r in rows if r["suite"] == suite]
+        if not mine:
+            continue
+        timed = [r for r in mine if "vs_cublas" in r]
+        bad = [r for r in mine if "wrong" in r or "refused" in r or "error" in r]
+        line = (f"- **{suite}**: {len(mine)} cases, {len(mine) - len(bad)} correct, "
+                f"{sum('refused' in r for r in mine)} refused, {sum('wrong' in r for r in mine)} "
+                f"wrong, {sum('error' in r for r in mine)} failed")
+        if timed:
+            line += (f"; geometric mean {geomean(r['vs_cublas'] for r in timed):.3f}x cuBLAS "
+                     f"(lowest {min(r['vs_cublas'] for r in timed):.3f}x), "
+                     f"{geomean(r['vs_triton'] for r in timed):.3f}x Triton (lowest "
+                     f"{min(r['vs_triton'] for r in timed):.3f}x)")
+        if suite == "decode" and timed and copy_gbs:
+            line += (f"; B read at {min(r['of_copy'] for r in timed):.0%} to "
+                     f"{max(r['of_copy'] for r in timed):.0%} of the copy's {copy_gbs:.0f} GB/s")
+        lines.append(line)
+    if len(rows) < total:
+        lines.append(f"- cut short: {len(rows)} of {total} cases ran")
+    return lines
+
+
+def write(path: Path | None, env: dict, args, rows: list[dict], total: int,
+          copy_gbs: float | None) -> None:
+    if path is None:
+        return
+    from bench.report import heading
+    lines = heading("The GEMM front door on general shapes, against cuBLAS and Triton", env)
+    if args.no_timing:
+        lines.append("- timing: none (--no-timing): every case checked, none timed")
+    lines += [
+              f"- suites: {', '.join(args.suite)}; dtypes {', '.join(args.dtypes)}; random: "
+              f"{args.count} shapes, seed {args.seed}; tolerance {args.tolerance} (relative "
+              f"Frobenius error against float32, NaN-poisoned output)",
+              f"- timing: do_bench_alternating, {args.sets} input sets, L2 flushed, "
+              f"{args.spin_us:g} us spin; medians of {args.reps} launches after "
+              f"{args.warmup_ms:g} ms warm-up (random: {args.random_reps} after "
+              f"{args.random_warmup_ms:g} ms, Triton in one fixed configuration)"]
+    if copy_gbs:
+        lines.append(f"- device copy (1 GiB, read + write): {copy_gbs:.0f} GB/s")
+    lines += ["", "## Summary", ""] + summary(rows, total, copy_gbs) + [
+        "", "## Cases", "",
+        "| suite | M x N x K | dtype | ours TFLOP/s | cuBLAS | Triton | vs cuBLAS | vs Triton | "
+        "ours us | B GB/s (of copy) | rel. error | config |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
+        head = f"| {r['suite']} | {r['shape']} | {r['dtype']} |"
+        problem = r.get("wrong") or r.get("refused") or r.get("error")
+        if problem:
+            kind = "WRONG" if "wrong" in r else "REFUSED" if "refused" in r else "FAILED"
+            lines.append(f"{head} {kind}: {problem[:200]} | | | | | | | | {r.get('config', '')} |")
+            continue
+        if "ours_tflops" not in r:                      # --no-timing
+            lines.append(f"{head} | | | | | | | {r['rel_err']:.1e} | {r['config']} |")
+            continue
+        bw = f"{r['b_gbs']:.0f} ({r['of_copy']:.0%})" if "b_gbs" in r else ""
+        lines.append(f"{head} {r['ours_tflops']:.1f} | {r['cublas_tflops']:.1f} | "
+                     f"{r['triton_tflops']:.1f} | {r['vs_cublas']:.3f} | {r['vs_triton']:.3f} | "
+                     f"{r['ours_us']:.1f} | {bw} | {r['rel_err']:.1e} | {r['config']} |")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    tmp.write_text("\n".join(lines) + "\n")
+    tmp.replace(path)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", default="random", type=lambda s: s.split(","))
+    p.add_argument("--count", type=int, default=300, help="random shapes (each in every dtype)")
+    p.add_argument("--seed", type=int, default=21)
+    p.add_argument("--dtypes", default="float16,bfloat16", type=lambda s: s.split(","))
+    p.add_argument("--reps", type=int, default=20, help="timed launches per kernel")
+    p.add_argument("--warmup-ms", type=float, default=100.0)
+    p.add_argument("--random-reps", type=int, default=6)
+    p.add_argument("--random-warmup-ms", type=float, default=5.0)
+    p.add_argument("--spin-us", type=float, default=50.0)
+    p.add_argument("--sets", type=int, default=3)
+    p.add_argument("--tolerance", type=float, default=1e-2)
+    p.add_argument("--no-timing", action="store_true",
+                   help="check every case, time none (beside other GPU work)")
+    p.add_argument("--workers", type=int, default=12, help="compile processes (0: none)")
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args()
+    unknown = [s for s in args.suite if s not in SUITES]
+    if unknown:
+        p.error(f"unknown suite {unknown[0]}; known: {', '.join(SUITES)}")
+    todo = cases(args)
+    import torch
+    from bench.report import environment
+    from tilemlir.testing import do_bench_alternating
+    from triton_matmul import matmul_nt, matmul_nt_fixed
+    env = environment()
+    copy_gbs = copy_bandwidth(torch, do_bench_alternating) if "decode" in args.suite else None
+    rows = []
+    with contextlib.ExitStack() as stack:
+        compiled = iter(lambda: "", None)                 # no workers: compile in the loop
+        if args.workers:
+            pool = stack.enter_context(ProcessPoolExecutor(
+                args.workers, mp_context=multiprocessing.get_context("spawn")))
+            compiled = pool.map(compile_case, todo, chunksize=2)   # in order, as they finish
+        for case, _ in zip(todo, compiled):
+            try:
+                row = run_case(case, args, torch, do_bench_alternating, matmul_nt_fixed,
+                               matmul_nt, copy_gbs)
+            except Exception as err:  # one case must not hide the others
+                suite, (m, n, k), dtype = case
+                key = "refused" if type(err).__name__ in ("ShapeError", "TargetError") \
+                    else "error"
+                row = dict(suite=suite, shape=f"{m}x{n}x{k}", dtype=dtype,
+                           **{key: f"{type(err).__name__}: {err}"[:300]})
+            rows.append(row)
+            print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()},
+                  flush=True)
+            write(args.out, env, args, rows, len(todo), copy_gbs)
+    print("\n".join(summary(rows, len(todo), copy_gbs)))
+
+
+if __name__ == "__main__":
+    main()
