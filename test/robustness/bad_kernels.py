@@ -192,3 +192,23 @@ def mixed_cta_groups(D: T.Buffer((4,), "int32")):
     pool.commit()
     T.ptx.tcgen05.alloc(T.address_of(addr), n_cols=32, cta_group=2)
     T.ptx.tcgen05.commit(bar.ptr_to([0]), cta_group=1)
+
+
+def _warp_specialized(dec: int, inc: int, consumers: int):
+    @T.prim_func
+    def budgets(D: T.Buffer((64,), "float32")):
+        T.cta_id([1])
+        wg = T.warpgroup_id([1 + consumers])
+        T.warp_id_in_wg([4])
+        T.lane_id([32])
+        if wg == 0:
+            T.ptx.setmaxnreg(dec, increase=False)
+        else:
+            T.ptx.setmaxnreg(inc, increase=True)
+    return budgets
+
+
+# 3 warpgroups hold 168 x 384 registers from launch: 96 + 2 x 208 asks for 65536
+register_budgets_over_launch = _warp_specialized(96, 208, 2)
+register_budgets_at_launch = _warp_specialized(40, 232, 2)          # 64512: exactly what it holds
+register_budgets_five_warpgroups = _warp_specialized(40, 112, 4)    # 40 + 4 x 112 > 5 x 96

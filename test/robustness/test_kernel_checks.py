@@ -34,6 +34,21 @@ def ops(*lines: str, params: str = "%bar: !llvm.ptr<3>, %dst: !llvm.ptr<3>, %a: 
                   + "\n".join("      " + line for line in lines), params)
 
 
+def warpgroups(dec: int, inc: int, consumers: int) -> str:
+    """Tile IR: warpgroup 0 sets its budget to `dec`, the `consumers` others to `inc`."""
+    threads = 128 * (1 + consumers)
+    return kernel(block=f"{threads}, 1, 1", body=f"""      %tid = gpu.thread_id x
+      %c128 = arith.constant 128 : index
+      %c0 = arith.constant 0 : index
+      %wg = arith.divui %tid, %c128 : index
+      %p = arith.cmpi eq, %wg, %c0 : index
+      scf.if %p {{
+        "tile.setmaxnreg"() {{action = "decrease", count = {dec} : i64}} : () -> ()
+      }} else {{
+        "tile.setmaxnreg"() {{action = "increase", count = {inc} : i64}} : () -> ()
+      }}""")
+
+
 TO_PTX = "tile-to-ptx{chip=%s}"
 VERIFY = "tile-verify{chip=%s}"
 # (id, chip, pipeline, IR, words of the located diagnostic)
@@ -61,6 +76,11 @@ REJECTED = [
      "known_grid_size [3, 1, 1] is not made of whole clusters of [2, 1, 1]"),
     ("cluster-i64-array", "sm_90a", TO_PTX, kernel(", tile.cluster = array<i64: 2, 1, 1>"),
      "tile.cluster must be three positive extents"),
+    # ---- setmaxnreg budgets against the registers the CTA holds from launch
+    ("setmaxnreg-3-warpgroups", "sm_90a", TO_PTX, warpgroups(96, 208, 2),
+     "setmaxnreg budgets add up to 65536 registers (96 x 128 threads + 208 x 256 threads), more than the 64512 the CTA holds from launch (168 per thread x 384 threads)"),
+    ("setmaxnreg-5-warpgroups", "sm_90a", VERIFY, warpgroups(40, 112, 4),
+     "more than the 61440 the CTA holds from launch (96 per thread x 640 threads)"),
     # ---- named barriers
     ("barrier-id-16", "sm_90a", TO_PTX, ops('"tile.named_barrier"(%c16) {threads = 128 : i64} : (i32) -> ()'),
      "tile.named_barrier barrier id 16 is outside 0..15"),
@@ -206,6 +226,7 @@ CASES = [OptCase(f"ir-{name}", ["in.mlir", "-o", "out.mlir",
 # What the checks must let through: the largest portable cluster, 16 with the opt-in, barrier
 # 15 for the whole block, a CTA pair's commit to both CTAs.
 ACCEPTED = [
+    ("setmaxnreg-at-launch", "sm_90a", warpgroups(40, 232, 2)),
     ("cluster-8", "sm_90a", cluster("2, 2, 2")),
     ("cluster-16-opt-in", "sm_100a", cluster("16, 1, 1", ", tile.cluster_non_portable, tile.grid = array<i32: 32, 1, 1>")),
     ("barrier-15-whole-block", "sm_90a", ops('"tile.named_barrier"(%c15) {threads = 128 : i64} : (i32) -> ()')),
@@ -263,6 +284,12 @@ CASES += [
     language("commit_pair_in_column_cluster", "sm_100a", "MLIRError", "got [1, 2, 1]"),
     language("mixed_cta_groups", "sm_100a", "MLIRError",
              "tile.tcgen05_commit uses cta_group::1, but this kernel's tile.tmem_alloc at line"),
+    language("register_budgets_over_launch", "sm_90a", "MLIRError",
+             "setmaxnreg budgets add up to 65536 registers", "168 per thread x 384 threads",
+             "so it would wait forever"),
+    language("register_budgets_five_warpgroups", "sm_90a", "MLIRError",
+             "more than the 61440 the CTA holds from launch"),
+    language("register_budgets_at_launch", "sm_90a", None),
     language("cluster_non_portable_not_bool", "sm_90a", "KernelError",
              "T.cluster_shape non_portable must be True or False, got 'yes'"),
 ]

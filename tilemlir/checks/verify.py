@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
 from mlir import ir
 
 from tilemlir.ir import kernel_abi
@@ -315,6 +316,7 @@ class _Kernel:
         self.barriers: list[ir.Operation] = []
         self.groups: list[tuple[ir.Operation, int]] = []
         self.multicasts: list[tuple[ir.Operation, int]] = []
+        self.setmaxnregs: list[ir.Operation] = []
 
     def add(self, op: ir.Operation, problems: "_Problems") -> None:
         name = op.name
@@ -327,6 +329,8 @@ class _Kernel:
                 problems.add(op, f"{name} cta_group must be 1 or 2, got {attr}")
             else:
                 self.groups.append((op, group))
+        if name == "tile.setmaxnreg":
+            self.setmaxnregs.append(op)
         if name == "tile.tcgen05_commit" and len(op.operands) > 1:
             mask = _constant(op.operands[1])
             if mask is not None:
@@ -339,6 +343,8 @@ class _Kernel:
         threads = block[0] * block[1] * block[2] if block and min(block) > 0 else None
         for op in self.barriers:
             _check_named_barrier(op, threads, problems)
+        if self.setmaxnregs and threads is not None:
+            _check_register_budgets(self.setmaxnregs, threads, problems)
         first = self.groups[0] if self.groups else None
         for op, group in self.groups:
             if group != first[1]:
@@ -357,6 +363,52 @@ class _Kernel:
             elif mask >> ctas:
                 problems.add(op, f"tile.tcgen05_commit multicast mask {mask:#b} names CTA "
                                  f"ranks beyond the {ctas} CTA(s) of the kernel's cluster")
+
+
+def _check_register_budgets(ops: list[ir.Operation], threads: int,
+                            problems: "_Problems") -> None:
+    """setmaxnreg.dec gives registers back to the CTA's pool and .inc waits until the pool holds
+    what it asks for, so the budgets the warps end with must fit what the CTA got at launch,
+    registers_per_thread(threads) x threads (the .maxnreg the lowering gives the kernel), or an
+    .inc waits forever. Checked where every thread's budget is known: by the value analysis,
+    each thread reaches at most one setmaxnreg (one that reaches none keeps its launch budget)."""
+    from tilemlir.analysis.threads import analysis_of, reaching_mask
+    from tilemlir.target import registers_per_thread
+    analysis = analysis_of(ops[0])
+    if analysis.threads.size != threads:
+        return
+    launch = registers_per_thread(threads)
+    budget = np.full(threads, launch, dtype=np.int64)
+    claimed = np.zeros(threads, dtype=bool)
+    for op in ops:
+        count = _constant_attr(op, "count")
+        mask = reaching_mask(op, analysis)
+        if count is None or (mask & claimed).any():
+            return                                # a budget the analysis cannot tell
+        budget[mask], claimed = count, claimed | mask
+    warps = -(-threads // 32)                      # registers are held per warp
+    per_warp = np.pad(budget, (0, warps * 32 - threads), constant_values=0)
+    per_warp = per_warp.reshape(warps, 32).max(axis=1)
+    total, held = int(per_warp.sum()) * 32, launch * threads
+    if total <= held:
+        return
+    counts, sizes = np.unique(per_warp, return_counts=True)
+    parts = " + ".join(f"{c} x {n * 32} threads" for c, n in zip(counts, sizes))
+    culprit = next((op for op in ops if _action(op) == "increase"), ops[0])
+    problems.add(culprit, f"setmaxnreg budgets add up to {total} registers ({parts}), more than "
+                          f"the {held} the CTA holds from launch ({launch} per thread x "
+                          f"{threads} threads): setmaxnreg.inc waits until the CTA's pool has "
+                          f"what it asks for, so it would wait forever")
+
+
+def _constant_attr(op: ir.Operation, name: str) -> int | None:
+    attr = op.attributes[name] if name in op.attributes else None
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
+def _action(op: ir.Operation) -> str | None:
+    attr = op.attributes["action"] if "action" in op.attributes else None
+    return ir.StringAttr(attr).value if isinstance(attr, ir.StringAttr) else None
 
 
 def _where(op: ir.Operation) -> str:
