@@ -263,6 +263,41 @@ def test_what_would_hang_or_fault_on_a_gpu_is_an_error_naming_the_line(tmp_path,
     assert str(err.value).startswith(str(tmp_path / "k.py") + ":")
 
 
+@pytest.mark.parametrize("dec, inc, hangs", [(96, 208, True), (96, 200, False),
+                                              (40, 232, False)])
+def test_setmaxnreg_waits_for_registers_the_cta_holds(tmp_path, dec, inc, hangs):
+    """A CTA of 3 warpgroups holds 168 x 384 registers from launch: the consumers' .inc takes
+    what the producer's .dec gave back, and waits forever when that is not enough (96 + 2 x
+    208 > 3 x 168: the hang of the cp.async GEMMs on the H200). Run without tile-verify,
+    which refuses such a kernel before it runs."""
+    source = textwrap.dedent(f"""\
+        import tilemlir.lang as T
+
+        @T.prim_func
+        def k(Y: T.Buffer((384,), "float32")):
+            T.cta_id([1])
+            wg = T.warpgroup_id([3])
+            warp = T.warp_id_in_wg([4])
+            lane = T.lane_id([32])
+            if wg == 0:
+                T.ptx.setmaxnreg({dec}, increase=False)
+            else:
+                T.ptx.setmaxnreg({inc}, increase=True)
+            Y[wg * 128 + warp * 32 + lane] = 1.0
+        """)
+    kernel, y = _load(tmp_path, "k", source).k, np.zeros(384, np.float32)
+    if not hangs:
+        tilemlir.interpret(kernel, y)
+        assert (y == 1.0).all()
+        return
+    with pytest.raises(InterpretError) as err:
+        tilemlir.interpret(kernel, y)
+    assert "deadlock" in str(err.value)
+    assert (f"threads 128-383: at {tmp_path / 'k.py'}:12: setmaxnreg.inc to 208 registers per "
+            f"thread, which takes 10240 more registers than these warps hold; the CTA's pool "
+            f"holds 9216 (the CTA got 168 per thread at launch, 64512 in all)") in str(err.value)
+
+
 def test_loops_with_per_thread_bounds_run_per_thread(tmp_path):
     kernel = _kernel(tmp_path, """\
         acc: T.float32 = 0.0
@@ -350,6 +385,44 @@ def test_split_k_gemms_match_numpy():
           np.zeros(hgemm_hopper.split_k_counters_shape(M, N, 128, 256), np.int32))
     _gemm(hgemm_hopper.hgemm_v8(M, N, K, SPLIT_K=2), M, N, K,
           np.zeros(hgemm_hopper.split_k_workspace_shape(M, N, 128, 256, 2), np.float32))
+
+
+def _front_door_cases(count: int = 24) -> list[tuple]:
+    """(M, N, K, dtype, SMS) at random: extents of 1 to 400 (no alignment: masked tiles,
+    cp.async producers, direct stores, decode's swap-AB, split-K), and 2 to 4 persistent
+    workers, so that CTAs take several units and the stage rings wrap."""
+    rng = np.random.default_rng(21)
+    return [(*(int(rng.choice([rng.integers(1, 71), rng.integers(1, 401)])) for _ in range(3)),
+             ("float16", "bfloat16")[i % 2], int(rng.integers(2, 5))) for i in range(count)]
+
+
+@pytest.mark.parametrize("M, N, K, dtype, SMS", _front_door_cases())
+def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
+    """The GEMM front door's own configuration for each shape, as it runs on the GPU (the
+    kernel compiled for a run-time M), with few workers; NaN-poisoned output."""
+    from tilemlir.ir.kernel_abi import evaluate_extent
+    from tilemlir.kernels.gemm import Gemm, choose_config
+    config = dict(choose_config(M, N, K, dtype, target="sm_90a"))
+    config["SMS"] = SMS if config["KERNEL"] != "hgemm_v7" else 2 * SMS   # v7: pairs
+    kernel = Gemm(M, N, K, dtype, config, target="sm_90a").factory_kernel
+    rng = np.random.default_rng(M * N * K)
+    a, b = rng.standard_normal((M, K)), rng.standard_normal((N, K))
+    if dtype == "bfloat16":
+        A, B, D = bf16_bits(a), bf16_bits(b), np.full((M, N), 0x7FC0, np.uint16)  # NaN bits
+        widen = lambda x: (x.astype(np.uint32) << 16).view(np.float32)      # noqa: E731
+    else:
+        A, B, D = a.astype(np.float16), b.astype(np.float16), np.full((M, N), np.nan, np.float16)
+        widen = lambda x: x.astype(np.float32)                              # noqa: E731
+    extra = []
+    if config.get("SPLIT_K", 1) > 1:              # the workspace and counters, as the door sizes them
+        for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
+            shape = (evaluate_extent(p.leading, {"M": M}), *p.shape[1:]) if p.leading \
+                else p.shape
+            extra.append(np.zeros(shape, np.float32 if p.dtype == "f32" else np.int32))
+    tilemlir.interpret(kernel, A, B, D, *extra)
+    got, ref = widen(D), widen(A) @ widen(B).T
+    assert not np.isnan(got).any(), f"{int(np.isnan(got).sum())} outputs unwritten ({config})"
+    assert _rel_error(got, ref) < 1e-2, config
 
 
 def test_fused_epilogue_gemm_matches_numpy():

@@ -14,7 +14,8 @@ It runs the module the kernel language produces (before dispatch), on small shap
 - **Roles at once** (tilemlir.reference.threads). The threads of a CTA run as strands in
   lockstep, which split where the threads diverge around an op that can block, and block in
   mbarrier waits, named barriers (bar.sync / bar.arrive / bar.red with any id and count), the
-  CTA barrier and cluster_sync until what they wait for has happened: the producer and
+  CTA barrier, cluster_sync and setmaxnreg.inc (until the registers other warps' .dec gave
+  back to the CTA cover it) until what they wait for has happened: the producer and
   consumer warpgroups of a warp-specialized kernel hand stages to each other as on the GPU.
   The CTAs of a thread-block cluster run together (multicast TMA loads, mbarriers of the
   peer through mapa, cluster_sync); clusters run one after another. A deadlock is an

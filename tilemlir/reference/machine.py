@@ -30,7 +30,8 @@ from tilemlir.reference.memory import (THREAD_AXES, TMEM_COLUMNS, Elem, Interpre
                                        Pointer, Root, Storage, Tile, buffer_type_of, elem_of,
                                        place, read, window, write)
 from tilemlir.reference.races import Clocks, RaceError, Races
-from tilemlir.reference.sync import BarrierWait, Mbarrier, MbarrierWait, NamedBarrier
+from tilemlir.reference.sync import (BarrierWait, Mbarrier, MbarrierWait, NamedBarrier,
+                                     RegisterWait)
 from tilemlir.ir.locations import python_line
 from tilemlir.reference.threads import CTA, SCOPE_THREADS, Frame, Scheduler, Strand
 
@@ -907,9 +908,19 @@ class Machine(Scheduler):
     def _no_op(self, op, mask):
         return None
 
-    # Register reconfiguration has nothing to model; tcgen05's waits and fences order work
-    # that completes when it is issued here.
-    _op_tile_setmaxnreg = _op_tile_tcgen05_fence = _op_tile_tcgen05_wait = _no_op
+    def _op_tile_setmaxnreg(self, op, mask):
+        """.dec gives the warps' registers above `count` back to the CTA's pool; .inc waits
+        until the pool holds what it takes (a budget above the launch's waits forever)."""
+        cta, count = self.cta, _int_attr(op, "count")
+        if _str_attr(op, "action") == "decrease":
+            warps = np.unique(np.flatnonzero(mask) // 32)
+            cta.register_pool += int(np.maximum(cta.registers[warps] - count, 0).sum()) * 32
+            cta.registers[warps] = np.minimum(cta.registers[warps], count)
+            return None
+        return self._blocked(RegisterWait(op, cta, mask, count), mask)
+
+    # tcgen05's waits and fences order work that completes when it is issued here.
+    _op_tile_tcgen05_fence = _op_tile_tcgen05_wait = _no_op
     _op_tile_tmem_relinquish = _op_tile_tmem_dealloc = _no_op
 
     def _op_tile_fence(self, op, mask):

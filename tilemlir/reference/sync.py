@@ -128,6 +128,34 @@ class Wait:
         raise NotImplementedError
 
 
+class RegisterWait(Wait):
+    """setmaxnreg.inc: the warps of `mask` wait until the CTA's register pool (what other
+    warps' setmaxnreg.dec gave back) holds the registers that raising them to `count` per
+    thread takes; the CTA's registers are those it got at launch, no more."""
+
+    def __init__(self, op, cta, mask: np.ndarray, count: int):
+        self.op, self.cta, self.mask, self.count = op, cta, mask.copy(), count
+        self.warps = np.unique(np.flatnonzero(mask) // 32)
+
+    def need(self) -> int:
+        return int(np.maximum(self.count - self.cta.registers[self.warps], 0).sum()) * 32
+
+    def ready(self, machine):
+        return self.mask if self.cta.register_pool >= self.need() else \
+            np.zeros(machine.threads, bool)
+
+    def finish(self, machine, mask):
+        self.cta.register_pool -= self.need()
+        self.cta.registers[self.warps] = np.maximum(self.cta.registers[self.warps], self.count)
+
+    def describe(self, machine, mask):
+        cta = self.cta
+        return (f"setmaxnreg.inc to {self.count} registers per thread, which takes "
+                f"{self.need()} more registers than these warps hold; the CTA's pool holds "
+                f"{cta.register_pool} (the CTA got {cta.launch_registers} per thread at launch, "
+                f"{cta.launch_registers * machine.threads} in all)")
+
+
 class MbarrierWait(Wait):
     """mbarrier.try_wait.parity: per group of threads, a barrier and a parity."""
 

@@ -37,13 +37,14 @@ from mlir import ir
 from tilemlir.ir.locations import python_line
 from tilemlir.reference.memory import TMEM_COLUMNS, TMEM_LANES, InterpretError, Storage
 from tilemlir.reference.sync import Collective, NamedBarrier, Wait
+from tilemlir.target import registers_per_thread
 
 _PRIMITIVES = frozenset({
     "tile.copy", "tile.copy_async", "tile.copy_async_multicast", "tile.gemm",
     "tile.gemm_async", "tile.cast", "tile.fill", "tile.iota", "tile.unary", "tile.binary",
     "tile.select", "tile.reduce"})
 _BLOCKING = frozenset({"tile.mbarrier_wait", "tile.named_barrier", "tile.barrier_or",
-                       "tile.cta_sync", "tile.cluster_sync"})
+                       "tile.cta_sync", "tile.cluster_sync", "tile.setmaxnreg"})
 SCOPE_THREADS = {"thread": 1, "warp": 32, "warpgroup": 128}
 _CONTROL = object()          # a handler changed the strand's stack itself
 
@@ -172,6 +173,10 @@ class CTA:
         self.wgmma_retired = np.zeros(-(-threads // 32), np.int64)
         self.wgmma_agents = [-1] * warpgroups
         self.groups: dict[tuple[str, int], list[int]] = {}   # (kind, thread) -> [committed, agent]
+        # setmaxnreg: each warp's registers per thread, and what .dec gave back to the CTA
+        self.launch_registers = registers_per_thread(threads)
+        self.registers = np.full(-(-threads // 32), self.launch_registers, np.int64)
+        self.register_pool = 0
 
     @property
     def name(self) -> str:
