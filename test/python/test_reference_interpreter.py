@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import tilemlir
+from bench import interpret_front_door
 from tilemlir.kernels import (attention, gemm_epilogue, hgemm_blackwell, hgemm_hopper,
                               hgemm_tcgen05, hgemm_wgmma, mma_demo, norms, warp_gemm)
 from tilemlir.reference import InterpretError
@@ -387,42 +388,13 @@ def test_split_k_gemms_match_numpy():
           np.zeros(hgemm_hopper.split_k_workspace_shape(M, N, 128, 256, 2), np.float32))
 
 
-def _front_door_cases(count: int = 24) -> list[tuple]:
-    """(M, N, K, dtype, SMS) at random: extents of 1 to 400 (no alignment: masked tiles,
-    cp.async producers, direct stores, decode's swap-AB, split-K), and 2 to 4 persistent
-    workers, so that CTAs take several units and the stage rings wrap."""
-    rng = np.random.default_rng(21)
-    return [(*(int(rng.choice([rng.integers(1, 71), rng.integers(1, 401)])) for _ in range(3)),
-             ("float16", "bfloat16")[i % 2], int(rng.integers(2, 5))) for i in range(count)]
-
-
-@pytest.mark.parametrize("M, N, K, dtype, SMS", _front_door_cases())
+@pytest.mark.parametrize("M, N, K, dtype, SMS", interpret_front_door.cases(24, seed=21))
 def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
     """The GEMM front door's own configuration for each shape, as it runs on the GPU (the
-    kernel compiled for a run-time M), with few workers; NaN-poisoned output."""
-    from tilemlir.ir.kernel_abi import evaluate_extent
-    from tilemlir.kernels.gemm import Gemm, choose_config
-    config = dict(choose_config(M, N, K, dtype, target="sm_90a"))
-    config["SMS"] = SMS if config["KERNEL"] != "hgemm_v7" else 2 * SMS   # v7: pairs
-    kernel = Gemm(M, N, K, dtype, config, target="sm_90a").factory_kernel
-    rng = np.random.default_rng(M * N * K)
-    a, b = rng.standard_normal((M, K)), rng.standard_normal((N, K))
-    if dtype == "bfloat16":
-        A, B, D = bf16_bits(a), bf16_bits(b), np.full((M, N), 0x7FC0, np.uint16)  # NaN bits
-        widen = lambda x: (x.astype(np.uint32) << 16).view(np.float32)      # noqa: E731
-    else:
-        A, B, D = a.astype(np.float16), b.astype(np.float16), np.full((M, N), np.nan, np.float16)
-        widen = lambda x: x.astype(np.float32)                              # noqa: E731
-    extra = []
-    if config.get("SPLIT_K", 1) > 1:              # the workspace and counters, as the door sizes them
-        for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
-            shape = (evaluate_extent(p.leading, {"M": M}), *p.shape[1:]) if p.leading \
-                else p.shape
-            extra.append(np.zeros(shape, np.float32 if p.dtype == "f32" else np.int32))
-    tilemlir.interpret(kernel, A, B, D, *extra)
-    got, ref = widen(D), widen(A) @ widen(B).T
-    assert not np.isnan(got).any(), f"{int(np.isnan(got).sum())} outputs unwritten ({config})"
-    assert _rel_error(got, ref) < 1e-2, config
+    kernel compiled for a run-time M), with 2-4 workers; NaN-poisoned output
+    (bench/interpret_front_door.py runs more)."""
+    got, ref, config = interpret_front_door.run_case(M, N, K, dtype, SMS)
+    assert interpret_front_door.problem(got, ref) is None, config
 
 
 def test_fused_epilogue_gemm_matches_numpy():
