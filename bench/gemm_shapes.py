@@ -25,7 +25,8 @@ time kernels). The random suite times Triton in one fixed configuration (128x128
 
 The configurations are compiled ahead of the cases, side by side in --workers processes, into
 the disk cache (TILEMLIR_CACHE_DIR), and each case runs once its compile is done, hitting the
-cache. The results file is rewritten after every case, so a run cut short keeps its rows.
+cache. The results file is rewritten after every case, so a run cut short keeps its rows; a
+case that takes longer than --case-timeout is written down as hung and the run exits (3).
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ import argparse
 import contextlib
 import math
 import multiprocessing
+import os
 import random
 import sys
+import threading
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -213,6 +216,17 @@ def write(path: Path | None, env: dict, args, rows: list[dict], total: int,
     tmp.replace(path)
 
 
+def hung(case, args, env, rows, total, copy_gbs) -> None:
+    """The watchdog: a case past --case-timeout (a kernel that never returns cannot be
+    interrupted) is written down as hung, and the process exits with what it has."""
+    suite, (m, n, k), dtype = case
+    rows.append(dict(suite=suite, shape=f"{m}x{n}x{k}", dtype=dtype,
+                     error=f"hung: no result after {args.case_timeout:g} s"))
+    write(args.out, env, args, rows, total, copy_gbs)
+    print(f"HUNG: {suite} {m}x{n}x{k} {dtype} after {args.case_timeout:g} s", flush=True)
+    os._exit(3)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -230,6 +244,8 @@ def main() -> None:
     p.add_argument("--no-timing", action="store_true",
                    help="check every case, time none (beside other GPU work)")
     p.add_argument("--workers", type=int, default=12, help="compile processes (0: none)")
+    p.add_argument("--case-timeout", type=float, default=120.0,
+                   help="seconds one case may take before the run stops, calling it hung")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     unknown = [s for s in args.suite if s not in SUITES]
@@ -250,6 +266,9 @@ def main() -> None:
                 args.workers, mp_context=multiprocessing.get_context("spawn")))
             compiled = pool.map(compile_case, todo, chunksize=2)   # in order, as they finish
         for case, _ in zip(todo, compiled):
+            watchdog = threading.Timer(args.case_timeout, hung, (case, args, env, rows,
+                                                                  len(todo), copy_gbs))
+            watchdog.start()
             try:
                 row = run_case(case, args, torch, do_bench_alternating, matmul_nt_fixed,
                                matmul_nt, copy_gbs)
@@ -259,6 +278,7 @@ def main() -> None:
                     else "error"
                 row = dict(suite=suite, shape=f"{m}x{n}x{k}", dtype=dtype,
                            **{key: f"{type(err).__name__}: {err}"[:300]})
+            watchdog.cancel()
             rows.append(row)
             print({k: (f"{v:.4g}" if isinstance(v, float) else v) for k, v in row.items()},
                   flush=True)

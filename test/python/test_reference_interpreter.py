@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import tilemlir
-from bench import interpret_front_door
+from bench import interpret_sweep
 from tilemlir.kernels import (attention, gemm_epilogue, hgemm_blackwell, hgemm_hopper,
                               hgemm_tcgen05, hgemm_wgmma, mma_demo, norms, warp_gemm)
 from tilemlir.reference import InterpretError
@@ -388,13 +388,13 @@ def test_split_k_gemms_match_numpy():
           np.zeros(hgemm_hopper.split_k_workspace_shape(M, N, 128, 256, 2), np.float32))
 
 
-@pytest.mark.parametrize("M, N, K, dtype, SMS", interpret_front_door.cases(24, seed=21))
+@pytest.mark.parametrize("M, N, K, dtype, SMS", interpret_sweep.cases(24, seed=21))
 def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
     """The GEMM front door's own configuration for each shape, as it runs on the GPU (the
     kernel compiled for a run-time M), with 2-4 workers; NaN-poisoned output
-    (bench/interpret_front_door.py runs more)."""
-    got, ref, config = interpret_front_door.run_case(M, N, K, dtype, SMS)
-    assert interpret_front_door.problem(got, ref) is None, config
+    (bench/interpret_sweep.py runs more)."""
+    got, ref, config = interpret_sweep.run_case(M, N, K, dtype, SMS)
+    assert interpret_sweep.problem(got, ref) is None, config
 
 
 def test_fused_epilogue_gemm_matches_numpy():

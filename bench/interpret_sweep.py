@@ -1,0 +1,235 @@
+"""The front doors' kernels at random shapes in the CPU interpreter (tilemlir.interpret),
+against numpy: no GPU needed.
+
+    python bench/interpret_sweep.py --suite gemm --count 400 --seed 8 --out results/i-gemm.md
+    python bench/interpret_sweep.py --suite attention --count 80
+    python bench/interpret_sweep.py --suite norms --count 300
+
+gemm: each case draws M, N and K from 1..400 (half of them from 1..70: decode's swap-AB, one k-tile,
+masked edges), with no alignment (cp.async producers, direct stores, split-K), takes the front
+door's own configuration for the shape with 2 to 4 persistent workers (so that CTAs take
+several units and the stage rings wrap), builds the kernel as the front door compiles it (for a
+run-time M), runs it on NaN-poisoned output and compares with numpy in float32 (relative
+Frobenius error below 1e-2, every element written). test_reference_interpreter.py runs 24 of
+these in CI.
+
+attention: the run-time-shape kernel the attention front door compiles (one per head dim,
+causal or not and GQA group), B 1-2, Hkv 1-2, groups 1 / 2 / 4, head dims 64 / 96 / 128 / 256,
+Sq and Skv from 1..300 (half from 1..40), no mask / is_causal / causal_lower_right, float16;
+against float32 attention in numpy (largest error below 3e-3, every element written).
+
+norms: softmax, RMSNorm and LayerNorm for a run-time M (the front doors' kernels), N
+log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16 and bfloat16; against float64,
+per element within one ulp of the output type plus 4e-3 (float16) / 2e-2 (bfloat16).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+import tilemlir  # noqa: E402
+from tilemlir.reference.memory import bf16_bits  # noqa: E402
+
+
+def cases(count: int, seed: int) -> list[tuple[int, int, int, str, int]]:
+    """gemm: (M, N, K, dtype, SMS) at random, the dtypes in turn."""
+    rng = np.random.default_rng(seed)
+    return [(*(int(rng.choice([rng.integers(1, 71), rng.integers(1, 401)])) for _ in range(3)),
+             ("float16", "bfloat16")[i % 2], int(rng.integers(2, 5))) for i in range(count)]
+
+
+def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
+    """gemm: (ours, numpy's, configuration) of one case, both float32 arrays."""
+    from tilemlir.ir.kernel_abi import evaluate_extent
+    from tilemlir.kernels.gemm import Gemm, choose_config
+    config = dict(choose_config(M, N, K, dtype, target="sm_90a"))
+    config["SMS"] = SMS if config["KERNEL"] != "hgemm_v7" else 2 * SMS      # v7: pairs
+    kernel = Gemm(M, N, K, dtype, config, target="sm_90a").factory_kernel
+    rng = np.random.default_rng(M * N * K)
+    a, b = rng.standard_normal((M, K)), rng.standard_normal((N, K))
+    if dtype == "bfloat16":
+        A, B, D = bf16_bits(a), bf16_bits(b), np.full((M, N), 0x7FC0, np.uint16)  # NaN bits
+        widen = lambda x: (x.astype(np.uint32) << 16).view(np.float32)      # noqa: E731
+    else:
+        A, B, D = a.astype(np.float16), b.astype(np.float16), np.full((M, N), np.nan, np.float16)
+        widen = lambda x: x.astype(np.float32)                              # noqa: E731
+    extra = []
+    if config.get("SPLIT_K", 1) > 1:          # the workspace and counters, as the door sizes them
+        for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
+            shape = (evaluate_extent(p.leading, {"M": M}), *p.shape[1:]) if p.leading \
+                else p.shape
+            extra.append(np.zeros(shape, np.float32 if p.dtype == "f32" else np.int32))
+    tilemlir.interpret(kernel, A, B, D, *extra)
+    return widen(D), widen(A) @ widen(B).T, config
+
+
+def problem(got: np.ndarray, ref: np.ndarray) -> str | None:
+    """Why `got` is wrong, or None."""
+    unwritten = int(np.isnan(got).sum())
+    if unwritten:
+        return f"{unwritten} outputs unwritten"
+    err = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
+    return None if err < 1e-2 else f"relative error {err:.2e}"
+
+
+def _bits(dtype: str):
+    """(to the kernel's storage, back to float32) for float16 or bfloat16 (as uint16 bits)."""
+    if dtype == "bfloat16":
+        return bf16_bits, lambda x: (x.astype(np.uint32) << 16).view(np.float32)
+    return (lambda x: x.astype(np.float16)), (lambda x: x.astype(np.float32))
+
+
+def attention_cases(count: int, seed: int) -> list[tuple]:
+    """(B, H, Hkv, Sq, Skv, D, mask) at random."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        D, group = int(rng.choice([64, 96, 128, 256])), int(rng.choice([1, 2, 4]))
+        Hkv, B = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+        Sq, Skv = (int(rng.choice([rng.integers(1, 41), rng.integers(1, 301)])) for _ in "qk")
+        mask = [None, "is_causal", "lower_right"][int(rng.integers(0, 3))]
+        if mask == "lower_right" and Sq > Skv:
+            Sq, Skv = Skv, Sq
+        out.append((B, Hkv * group, Hkv, Sq, Skv, D, mask))
+    return out
+
+
+def run_attention(B, H, Hkv, Sq, Skv, D, mask):
+    """(ours, numpy's in float32) of one attention case: O of [B, H, Sq, D]."""
+    from tilemlir.kernels.attention import flash_attention
+    group, rng = H // Hkv, np.random.default_rng(B * H * Sq * Skv * D)
+    q = rng.standard_normal((B, H, Sq, D)).astype(np.float16)
+    k, v = (rng.standard_normal((B, Hkv, Skv, D)).astype(np.float16) for _ in "kv")
+    o = np.full((B, H, Sq, D), np.nan, np.float16)
+    diagonal = () if mask is None else (Skv - Sq if mask == "lower_right" else 0,)
+    kernel = flash_attention(None, None, None, D, "float16", mask is not None, None, group=group)
+    tilemlir.interpret(kernel, q.reshape(-1, D), k.reshape(-1, D), v.reshape(-1, D),
+                       o.reshape(-1, D), Sq, Skv, *diagonal)
+    kr, vr = (np.repeat(t, group, axis=1).astype(np.float32) for t in (k, v))
+    s = q.astype(np.float32) @ kr.transpose(0, 1, 3, 2) / np.sqrt(D)
+    if diagonal:
+        s = np.where(np.arange(Skv)[None, :] <= np.arange(Sq)[:, None] + diagonal[0], s, -np.inf)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    return o.astype(np.float32), (p / p.sum(-1, keepdims=True)) @ vr
+
+
+def norm_cases(count: int, seed: int, long: bool = False) -> list[tuple[str, int, int, str]]:
+    """(op, M, N, dtype) at random, the ops and dtypes in turn."""
+    rng = np.random.default_rng(seed)
+    low, high = (16000, 131072) if long else (1, 20000)
+    out = []
+    for i in range(count):
+        N = int(np.exp(rng.uniform(np.log(low), np.log(high))))
+        M = int(rng.integers(1, max(2, min(9, 40000 // N))))
+        out.append((("softmax", "rms_norm", "layer_norm")[i % 3], M, N,
+                    ("float16", "bfloat16")[i // 3 % 2]))
+    return out
+
+
+def run_norm(op: str, M: int, N: int, dtype: str):
+    """(ours, float64 reference, per-element tolerance) of one norm case."""
+    import tilemlir.lang as T
+    from tilemlir.kernels import norms
+    rng = np.random.default_rng(M * N)
+    encode, decode = _bits(dtype)
+    shift, scale = (0.0, 4.0) if op == "softmax" else (1.0, 1.0)
+    X = encode(rng.standard_normal((M, N)) * scale + shift)
+    W, B = encode(rng.random(N) + 0.5), encode(rng.standard_normal(N))
+    Y = np.full((M, N), 0x7FC0, np.uint16) if dtype == "bfloat16" else \
+        np.full((M, N), np.nan, np.float16)
+    kernel = getattr(norms, op)(T.dynamic("M"), N, dtype)
+    tilemlir.interpret(kernel, *{"softmax": (X, Y), "rms_norm": (X, W, Y),
+                                 "layer_norm": (X, W, B, Y)}[op])
+    x, w, b = (decode(t).astype(np.float64) for t in (X, W, B))
+    if op == "softmax":
+        e = np.exp(x - x.max(1, keepdims=True))
+        ref = e / e.sum(1, keepdims=True)
+    elif op == "rms_norm":
+        ref = x / np.sqrt((x ** 2).mean(1, keepdims=True) + 1e-6) * w
+    else:
+        centred = x - x.mean(1, keepdims=True)
+        ref = centred / np.sqrt((centred ** 2).mean(1, keepdims=True) + 1e-5) * w + b
+    ulp, floor = (2.0 ** -7, 2e-2) if dtype == "bfloat16" else (2.0 ** -10, 4e-3)
+    return decode(Y).astype(np.float64), ref, floor + ulp * np.abs(ref)
+
+
+def _attention_problem(got, ref) -> str | None:
+    unwritten = int(np.isnan(got).sum())
+    if unwritten:
+        return f"{unwritten} outputs unwritten"
+    err = float(np.abs(got - ref).max())
+    return None if err < 3e-3 else f"largest error {err:.2e}"
+
+
+def _norm_problem(got, ref, tolerance) -> str | None:
+    unwritten = int(np.isnan(got).sum())
+    if unwritten:
+        return f"{unwritten} outputs unwritten"
+    worst = float((np.abs(got - ref) / tolerance).max())
+    return None if worst <= 1.0 else f"{worst:.2f}x the tolerance"
+
+
+def _suite(args):
+    """[(label, check)] of the suite: check() returns (what ran, the problem or None)."""
+    if args.suite == "gemm":
+        def gemm(case):
+            got, ref, config = run_case(*case)
+            return config["KERNEL"], problem(got, ref)
+        return [("{}x{}x{} {} SMS={}".format(*c), lambda c=c: gemm(c))
+                for c in cases(args.count, args.seed)]
+    if args.suite == "attention":
+        def attend(case):
+            return f"D{case[5]} group {case[1] // case[2]}", _attention_problem(
+                *run_attention(*case))
+        return [("B{} H{} Hkv{} Sq{} Skv{} D{} {}".format(*c), lambda c=c: attend(c))
+                for c in attention_cases(args.count, args.seed)]
+
+    def norm(case):
+        return case[0], _norm_problem(*run_norm(*case))
+    return [("{} {}x{} {}".format(*c), lambda c=c: norm(c))
+            for c in norm_cases(args.count, args.seed, args.long)]
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--suite", default="gemm", choices=("gemm", "attention", "norms"))
+    p.add_argument("--count", type=int, default=100)
+    p.add_argument("--seed", type=int, default=21)
+    p.add_argument("--long", action="store_true", help="norms: rows of 16000..131072")
+    p.add_argument("--out", type=Path, default=None)
+    args = p.parse_args()
+    start, wrong, kinds = time.perf_counter(), [], {}
+    todo = _suite(args)
+    for label, check in todo:
+        try:
+            kind, why = check()
+            kinds[kind] = kinds.get(kind, 0) + 1
+        except Exception as err:  # one case must not hide the others
+            why = f"{type(err).__name__}: {err}"[:300]
+        if why:
+            wrong.append(f"- {label}: {why}")
+            print(wrong[-1], flush=True)
+    seconds = time.perf_counter() - start
+    text = "\n".join([
+        f"# The {args.suite} front door's kernels at random shapes in the CPU interpreter", "",
+        f"- command: `python {' '.join(sys.argv)}`",
+        f"- {len(todo)} cases (seed {args.seed}), {len(todo) - len(wrong)} correct, "
+        f"{len(wrong)} wrong or failed, {seconds:.0f} s",
+        f"- cases by kind: {', '.join(f'{k} {n}' for k, n in sorted(kinds.items()))}",
+        *([""] + wrong if wrong else [])]) + "\n"
+    print(text)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(text)
+    return 1 if wrong else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
