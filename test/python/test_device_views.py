@@ -48,6 +48,9 @@ def test_dimensions_of_extent_one_may_have_any_stride():
     (FakeDLPackTensor((8, 4)), r"must have shape \[4, 8\], got \[8, 4\]"),
     (FakeDLPackTensor((4, 8), strides=(1, 4)), "must be contiguous"),
     (FakeDLPackTensor((4, 8), address=0), "NULL data pointer"),
+    (FakeDLPackTensor((4, 8), address=0x7000_0002),
+     "argument 'A' starts at 0x70000002, which is not 16-byte aligned: kernels are compiled"),
+    (FakeDLPackTensor((4, 8), address=0x7000_0000, byte_offset=8), "starts at 0x70000008"),
 ])
 def test_mismatches_name_the_parameter(value, message):
     with pytest.raises(ArgumentError, match=message):
@@ -109,3 +112,18 @@ def test_an_array_interface_before_version_3_is_seen_as_version_3():
     assert _cai_v3(version3) is version3
     dlpack = FakeDLPackTensor((4, 8))
     assert _cai_v3(dlpack) is dlpack
+
+
+def test_front_doors_take_misaligned_views_through_aligned_copies():
+    """aligned_input copies a view that does not start on 16 bytes (and only that);
+    aligned_output gives an aligned scratch tensor to write in its stead."""
+    torch = pytest.importorskip("torch")
+    from tilemlir.runtime.args import aligned_input, aligned_output
+    flat = torch.arange(33, dtype=torch.float16)
+    aligned, shifted = flat[:32].view(4, 8), flat[1:].view(4, 8)
+    assert aligned_input(aligned) is aligned and aligned_output(aligned) is aligned
+    copy = aligned_input(shifted)
+    assert copy.data_ptr() % 16 == 0 and torch.equal(copy, shifted)
+    scratch = aligned_output(shifted)
+    assert scratch.data_ptr() % 16 == 0 and scratch.shape == shifted.shape
+    assert aligned_input(flat[1:1]).numel() == 0          # nothing to move: left alone

@@ -689,6 +689,11 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     except (ShapeError, TypeError) as err:
         raise ArgumentError(f"attention: config: {err}") from None
     diagonal = () if variant is None else (Skv - Sq if variant == "lower_right" else 0,)
-    kernel(query.view(-1, D), key.view(-1, D), value.view(-1, D), out.view(-1, D), Sq, Skv,
+    from tilemlir.runtime.args import aligned_input, aligned_output
+    query, key, value = map(aligned_input, (query, key, value))    # any alignment
+    target = aligned_output(out)
+    kernel(query.view(-1, D), key.view(-1, D), value.view(-1, D), target.view(-1, D), Sq, Skv,
            *diagonal)
+    if target is not out:
+        out.copy_(target)
     return out

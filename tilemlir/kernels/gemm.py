@@ -463,6 +463,7 @@ class Gemm:
             return spaces
 
     def __call__(self, a, b, out=None):
+        from tilemlir.runtime.args import aligned_input, aligned_output
         from tilemlir.runtime.cuda import require_torch
         torch = require_torch("hgemm")
         M, N, _ = self.shape
@@ -470,7 +471,11 @@ class Gemm:
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
                               device=a.device)
-        kernel(a, b, out, *self._workspace(a.device))
+        # any alignment: a misaligned view goes through an aligned copy
+        a, b, target = aligned_input(a), aligned_input(b), aligned_output(out)
+        kernel(a, b, target, *self._workspace(a.device))
+        if target is not out:
+            out.copy_(target)
         return out
 
     def __repr__(self) -> str:

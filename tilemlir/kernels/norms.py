@@ -726,7 +726,11 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
         kernel = row_kernel(op, N, dtype, **options)
     except ValueError as err:
         raise _argument_error(str(err)) from None
-    kernel(x.view(rows, N), *vectors, out.view(rows, N))
+    from tilemlir.runtime.args import aligned_input, aligned_output
+    target = aligned_output(out)              # any alignment: through aligned copies
+    kernel(aligned_input(x).view(rows, N), *map(aligned_input, vectors), target.view(rows, N))
+    if target is not out:
+        out.copy_(target)
     return out
 
 

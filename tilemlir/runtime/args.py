@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import ml_dtypes
 import numpy as np
 
+from tilemlir.analysis.alignment import GLOBAL_ALIGNMENT
 from tilemlir.runtime.signature import Param, leading_text
 
 
@@ -315,8 +316,16 @@ def check_device_tensor(p: Param, value) -> DeviceTensor:
         detail = "" if str(err) == "not a CUDA tensor" else f": {err}"
         raise ArgumentError(f"argument '{p.name}' must be a CUDA tensor{detail}") from None
     _check_shape(p, t.shape, t.dtype, t.contiguous)
-    if not t.address and math.prod(t.shape):
-        raise ArgumentError(f"argument '{p.name}' has a NULL data pointer")
+    if math.prod(t.shape):
+        if not t.address:
+            raise ArgumentError(f"argument '{p.name}' has a NULL data pointer")
+        if t.address % GLOBAL_ALIGNMENT:
+            raise ArgumentError(
+                f"argument '{p.name}' starts at {t.address:#x}, which is not "
+                f"{GLOBAL_ALIGNMENT}-byte aligned: kernels are compiled for buffers that start "
+                f"on {GLOBAL_ALIGNMENT} bytes (as cudaMalloc and torch allocate them; TMA and "
+                f"vector accesses need it); pass a tensor that does, e.g. a .clone() of this "
+                f"view")
     return t
 
 
@@ -332,3 +341,18 @@ def check_scalar(p: Param, value):
         raise ArgumentError(f"argument '{p.name}' is {p.dtype}: {value} is outside "
                             f"[{lo}, {hi}]")
     return int(value)
+
+
+# ------------------------------------------------------------------------------ front doors
+def aligned_input(t):
+    """`t`, or a copy that starts on GLOBAL_ALIGNMENT bytes where `t` does not (a torch view
+    into another tensor's storage, say): the kernels need aligned buffers, the front doors take
+    whatever a torch user has."""
+    return t.clone() if t.numel() and t.data_ptr() % GLOBAL_ALIGNMENT else t
+
+
+def aligned_output(t):
+    """The tensor a kernel should write for `t`: `t` itself, or where `t` is not aligned an
+    aligned scratch tensor, whose contents the caller then copies into `t` (`t.copy_(target)`,
+    on the current stream, after the kernel)."""
+    return t if not t.numel() or t.data_ptr() % GLOBAL_ALIGNMENT == 0 else t.new_empty(t.shape)

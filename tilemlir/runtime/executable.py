@@ -20,6 +20,7 @@ import threading
 import numpy as np
 from mlir import ir
 
+from tilemlir.analysis.alignment import GLOBAL_ALIGNMENT
 from tilemlir.ir.context import make_context
 from tilemlir.ir.source import parse_source
 from tilemlir.pipeline import PipelineOptions, lower_to_ptx
@@ -31,6 +32,8 @@ from tilemlir.target import Target
 from tilemlir.target.ptx import (ResourceUsage, assemble_verbose, disassemble, extract_ptx,
                                   parse_resource_usage, pick_usage)
 
+# the fast path leaves a tensor that does not start on GLOBAL_ALIGNMENT bytes to the checked one
+_MISALIGNED = GLOBAL_ALIGNMENT - 1
 _SCALAR_CTYPES = {"i32": ctypes.c_int32, "i64": ctypes.c_int64, "index": ctypes.c_int64,
                   "f32": ctypes.c_float, "f64": ctypes.c_double, "i1": ctypes.c_bool}
 
@@ -201,7 +204,7 @@ class Kernel:
                     return False
                 device = where
             address = value.data_ptr()
-            if not address:
+            if not address or address & _MISALIGNED:   # the checked path names the problem
                 return False
             slot.value = address
         if device == -1:
