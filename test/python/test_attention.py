@@ -147,10 +147,14 @@ def test_front_door_names_the_bad_argument():
         attention(q.float(), q.float(), q.float())
     with pytest.raises(ArgumentError, match="key is torch.bfloat16 but query is torch.float16"):
         attention(q, q.bfloat16(), q)
-    with pytest.raises(ArgumentError, match="value must have key's shape"):
-        attention(q, kv, q[:, :2, :, :32].contiguous(), enable_gqa=True)
-    with pytest.raises(ArgumentError, match="head dim 80 is not supported"):
-        attention(*(torch.zeros(1, 1, 8, 80, dtype=torch.float16),) * 3)
+    with pytest.raises(ArgumentError, match=re.escape(
+            "value [1, 2, 64, 64] must be [B, Hkv, Skv, Dv] with key's B, Hkv and Skv")):
+        attention(q, kv, kv[:, :, :64].contiguous(), enable_gqa=True)
+    with pytest.raises(ArgumentError, match="head dims from 1 to 256 are supported, got 300 "
+                                            "for query and key and 300 for value"):
+        attention(*(torch.zeros(1, 1, 8, 300, dtype=torch.float16),) * 3)
+    with pytest.raises(ArgumentError, match=re.escape("out must have shape [1, 4, 128, 32]")):
+        attention(q, q, q[..., :32].contiguous(), out=q)
     with pytest.raises(ArgumentError, match="query's 4 heads to be a multiple of key's 3"):
         attention(q, *(torch.zeros(1, 3, 128, 64, dtype=torch.float16),) * 2, enable_gqa=True)
     with pytest.raises(ArgumentError, match="query must be contiguous"):

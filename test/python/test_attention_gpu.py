@@ -217,3 +217,20 @@ def test_a_new_shape_recompiles_nothing(monkeypatch):
         out = attention(q, k, v, enable_gqa=True)
         assert_matches(out.float(), _sdpa_reference(q, k, v, None), rel_error=1e-2)
     assert len(compiles) == 1 and len(attention_module._KERNELS) == 1
+
+
+@pytest.mark.parametrize("D, Dv, mask", [(32, 32, None), (80, 80, "is_causal"), (192, 128, None),
+                                         (16, 64, "is_causal"), (100, 100, None)])
+def test_the_front_door_pads_other_head_dims(D, Dv, mask):
+    """Head dims the kernels do not take run on the next one, q, k and v padded with zeros:
+    the same scores (the scale stays 1 / sqrt(D)), the first Dv columns of the output."""
+    B, H, Sq, Skv = 2, 4, 150, 333
+    q = torch.randn(B, H, Sq, D, device="cuda", dtype=torch.float16)
+    k = torch.randn(B, H, Skv, D, device="cuda", dtype=torch.float16)
+    v = torch.randn(B, H, Skv, Dv, device="cuda", dtype=torch.float16)
+    out = attention_module.attention(q, k, v, is_causal=mask == "is_causal")
+    ref = torch.nn.functional.scaled_dot_product_attention(q.float(), k.float(), v.float(),
+                                                           is_causal=mask == "is_causal")
+    torch.cuda.synchronize()
+    assert out.shape == (B, H, Sq, Dv)
+    assert (out.float() - ref).abs().max().item() < 3e-3

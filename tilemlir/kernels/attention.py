@@ -603,8 +603,11 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
               enable_gqa=False, *, out=None, config=None):
     """torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask,
     dropout_p, is_causal, scale, enable_gqa) for torch CUDA tensors, float16 or bfloat16,
-    contiguous: query [B, H, Sq, D], key and value [B, Hkv, Skv, D], D 64, 96, 128 or 256, H a
-    multiple of Hkv (enable_gqa=True where they differ), any Sq and Skv >= 1.
+    contiguous: query and key [B, H, Sq, D] / [B, Hkv, Skv, D], value [B, Hkv, Skv, Dv], H a
+    multiple of Hkv (enable_gqa=True where they differ), any Sq and Skv >= 1. The kernels take
+    D = Dv in 64, 96, 128 and 256; other head dims up to 256 (D 32, 80, 192 with Dv 128, ...)
+    run on the next one, q, k and v padded with zeros (the scores and the kept columns of the
+    output are unchanged; the default scale stays 1 / sqrt(D)).
 
     is_causal=True is torch's causal mask (query i sees keys up to i, aligned to the start);
     attn_mask=torch.nn.attention.bias.causal_lower_right(Sq, Skv) aligns it to the end, as
@@ -642,13 +645,13 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if key.shape[0] != B or key.shape[3] != D:
         raise ArgumentError(f"attention: key {list(key.shape)} must be [B, Hkv, Skv, D] with "
                             f"query's B={B} and D={D} (query is {list(query.shape)})")
-    if value.shape != key.shape:
-        raise ArgumentError(f"attention: value must have key's shape {list(key.shape)}, got "
-                            f"{list(value.shape)} (a value head dim other than the query's is "
-                            f"not supported)")
-    if D not in HEAD_DIMS:
-        raise ArgumentError(f"attention: query's head dim {D} is not supported: one of "
-                            f"{', '.join(map(str, HEAD_DIMS))}")
+    if value.shape[:3] != key.shape[:3]:
+        raise ArgumentError(f"attention: value {list(value.shape)} must be [B, Hkv, Skv, Dv] "
+                            f"with key's B, Hkv and Skv (key is {list(key.shape)})")
+    Dv = value.shape[3]
+    if not 1 <= D <= HEAD_DIMS[-1] or not 1 <= Dv <= HEAD_DIMS[-1]:
+        raise ArgumentError(f"attention: head dims from 1 to {HEAD_DIMS[-1]} are supported, "
+                            f"got {D} for query and key and {Dv} for value")
     if Hkv != H and not enable_gqa:
         raise ArgumentError(f"attention: query has {H} heads and key {Hkv}: pass "
                             f"enable_gqa=True for grouped-query attention")
@@ -665,9 +668,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                             f"(torch gives NaN there); not supported")
     if out is not None:
         _check_tensor("out", out, query.dtype)
-        if out.shape != query.shape:
-            raise ArgumentError(f"attention: out must have query's shape {list(query.shape)}, "
-                                f"got {list(out.shape)}")
+        if tuple(out.shape) != (B, H, Sq, Dv):
+            raise ArgumentError(f"attention: out must have shape {[B, H, Sq, Dv]} (query's, "
+                                f"with value's head dim), got {list(out.shape)}")
     for name, t in (("query", query), ("key", key), ("value", value)) + \
             ((("out", out),) if out is not None else ()):
         if not t.is_cuda:
@@ -679,11 +682,19 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     if B * H * Sq and not Skv:
         raise ArgumentError("attention: key has no positions (Skv = 0): there is nothing to "
                             "attend to")
+    import torch
     if out is None:
-        import torch
-        out = torch.empty_like(query)
+        out = query.new_empty((B, H, Sq, Dv))
     if not B * H * Sq:
         return out
+    padded = D if D == Dv and D in HEAD_DIMS else next(h for h in HEAD_DIMS if h >= max(D, Dv))
+    result = out
+    if padded != D or padded != Dv:           # zeros: q.k and the first Dv columns unchanged
+        scale = 1.0 / math.sqrt(D) if scale is None else scale
+        query, key, value = (torch.nn.functional.pad(t, (0, padded - t.shape[3]))
+                             for t in (query, key, value))
+        result = query.new_empty((B, H, Sq, padded))
+    D = padded
     try:
         kernel = attention_kernel(D, dtype, variant is not None, scale, H // Hkv, config=config)
     except (ShapeError, TypeError) as err:
@@ -691,9 +702,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     diagonal = () if variant is None else (Skv - Sq if variant == "lower_right" else 0,)
     from tilemlir.runtime.args import aligned_input, aligned_output
     query, key, value = map(aligned_input, (query, key, value))    # any alignment
-    target = aligned_output(out)
+    target = aligned_output(result)
     kernel(query.view(-1, D), key.view(-1, D), value.view(-1, D), target.view(-1, D), Sq, Skv,
            *diagonal)
     if target is not out:
-        out.copy_(target)
+        out.copy_(target[..., :Dv])
     return out
