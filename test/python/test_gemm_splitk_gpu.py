@@ -110,6 +110,22 @@ def test_matmul_nt_allocates_the_output():
     assert_matches(d.float(), a.float() @ b.float().T, rtol=2e-2, atol=2e-2 * 8192 ** 0.5)
 
 
+def test_matmul_nt_takes_any_strides_and_sizes():
+    """Transposed and sliced operands (contiguous copies), a non-contiguous out (written
+    through a contiguous one), K = 0 (zeros) and M = 0 (empty), as torch.matmul does."""
+    a = torch.randn(300, 777, device="cuda", dtype=torch.float16)
+    bt = torch.randn(777, 515, device="cuda", dtype=torch.float16)     # b = bt.T: strided
+    out = torch.full((515, 300), float("nan"), device="cuda", dtype=torch.float16).T
+    d = matmul_nt(a[:, ::1], bt.T, out)
+    torch.cuda.synchronize()
+    assert d is out and not out.isnan().any()
+    assert_matches(out.float(), a.float() @ bt.float(), rtol=2e-2, atol=2e-2 * 777 ** 0.5)
+    zeros = matmul_nt(a[:, :0], bt.T[:, :0])
+    empty = matmul_nt(a[:0], bt.T)
+    torch.cuda.synchronize()
+    assert zeros.shape == (300, 515) and not zeros.any() and empty.shape == (0, 515)
+
+
 def test_tuned_front_door_picks_a_candidate_and_is_correct(isolated_cache):
     m, n, k = 1000, 1000, 2048                 # 16 candidates, split-K among them
     tuned = tuned_hgemm(m, n, k, "float16")

@@ -301,6 +301,20 @@ case("dlpack-raises", HOSTILE + "class Raises(Hostile):\n"
      "argument 'arg0' must be a CUDA tensor: its __dlpack__() raised MemoryError: no")
 
 
+MATMUL = ("import torch\nfrom tilemlir.kernels.gemm import matmul_nt\n"
+          "a = torch.zeros(8, 16, dtype=torch.float16)\nb = torch.zeros(4, 16, dtype=torch.float16)\n")
+for name, call, words in (
+        ("a-not-tensor", "matmul_nt([[1.0]], b)", "matmul_nt: a must be a torch tensor, got list"),
+        ("b-1d", "matmul_nt(a, b[0])", "matmul_nt: b must be 2-D, got shape [16]"),
+        ("a-float32", "matmul_nt(a.float(), b)", "matmul_nt: a has dtype torch.float32; float16 or bfloat16 needed"),
+        ("b-bfloat16", "matmul_nt(a, b.bfloat16())", "matmul_nt: b is torch.bfloat16 but a is torch.float16"),
+        ("k-mismatch", "matmul_nt(a, b[:, :8])", "matmul_nt: b [4, 8] must be N x K with a's K=16 (a is [8, 16])"),
+        ("out-shape", "matmul_nt(a, b, torch.zeros(4, 8, dtype=torch.float16))",
+         "matmul_nt: out must be a 8 x 4 torch.float16 tensor, got [4, 8] torch.float16"),
+        ("cpu", "matmul_nt(a, b)", "matmul_nt: a must be a CUDA tensor on a's device (cpu), got one on cpu")):
+    case(f"matmul-nt-{name}", MATMUL + call, "ArgumentError", words)
+
+
 @pytest.mark.parametrize("case_id", [c.id for c in CASES])
 def test_case(batch, case_id):
     batch.check(case_id)

@@ -560,7 +560,44 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
 
 
 def matmul_nt(a, b, out=None):
-    """a @ b.T for torch tensors a (M x K) and b (N x K) of float16 or bfloat16."""
-    (M, K), (N, _) = a.shape, b.shape
-    dtype = str(a.dtype).removeprefix("torch.")
-    return hgemm(M, N, K, dtype)(a, b, out)
+    """a @ b.T for torch CUDA tensors a (M x K) and b (N x K), both float16 or both bfloat16,
+    on the current stream: a new M x N tensor, or written into `out`. Any M, N, K (K = 0 gives
+    zeros, M or N = 0 an empty result), any strides and alignment (non-contiguous or misaligned
+    operands go through contiguous copies). A wrong argument is an ArgumentError naming it."""
+    from tilemlir.runtime.args import ArgumentError
+    from tilemlir.runtime.cuda import require_torch
+    torch = require_torch("matmul_nt")
+    for name, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
+        if not isinstance(t, torch.Tensor):
+            raise ArgumentError(f"matmul_nt: {name} must be a torch tensor, got "
+                                f"{type(t).__name__}")
+        if t.dim() != 2:
+            raise ArgumentError(f"matmul_nt: {name} must be 2-D, got shape {list(t.shape)}")
+    dtype = _TORCH_DTYPES.get(str(a.dtype).removeprefix("torch."))
+    if dtype is None:
+        raise ArgumentError(f"matmul_nt: a has dtype {a.dtype}; float16 or bfloat16 needed")
+    (M, K), (N, Kb) = a.shape, b.shape
+    if b.dtype != a.dtype:
+        raise ArgumentError(f"matmul_nt: b is {b.dtype} but a is {a.dtype}")
+    if Kb != K:
+        raise ArgumentError(f"matmul_nt: b {list(b.shape)} must be N x K with a's K={K} "
+                            f"(a is {list(a.shape)})")
+    if out is not None and (tuple(out.shape) != (M, N) or out.dtype != a.dtype):
+        raise ArgumentError(f"matmul_nt: out must be a {M} x {N} {a.dtype} tensor, got "
+                            f"{list(out.shape)} {out.dtype}")
+    for name, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
+        if not t.is_cuda or t.device != a.device:
+            raise ArgumentError(f"matmul_nt: {name} must be a CUDA tensor on a's device "
+                                f"({a.device}), got one on {t.device}")
+    if out is None:
+        out = a.new_empty((M, N))
+    if not M * N:
+        return out
+    if not K:
+        return out.zero_()
+    target = out if out.is_contiguous() else \
+        torch.empty_like(out, memory_format=torch.contiguous_format)
+    hgemm(M, N, K, dtype)(a.contiguous(), b.contiguous(), target)
+    if target is not out:
+        out.copy_(target)
+    return out
