@@ -114,16 +114,17 @@ def test_an_array_interface_before_version_3_is_seen_as_version_3():
     assert _cai_v3(dlpack) is dlpack
 
 
-def test_front_doors_take_misaligned_views_through_aligned_copies():
-    """aligned_input copies a view that does not start on 16 bytes (and only that);
-    aligned_output gives an aligned scratch tensor to write in its stead."""
+def test_front_doors_take_strided_and_misaligned_views_through_dense_copies():
+    """kernel_input copies a view that is strided or does not start on 16 bytes (and only
+    that); kernel_output gives a dense scratch tensor to write in its stead."""
     torch = pytest.importorskip("torch")
-    from tilemlir.runtime.args import aligned_input, aligned_output
+    from tilemlir.runtime.args import kernel_input, kernel_output
     flat = torch.arange(33, dtype=torch.float16)
-    aligned, shifted = flat[:32].view(4, 8), flat[1:].view(4, 8)
-    assert aligned_input(aligned) is aligned and aligned_output(aligned) is aligned
-    copy = aligned_input(shifted)
-    assert copy.data_ptr() % 16 == 0 and torch.equal(copy, shifted)
-    scratch = aligned_output(shifted)
-    assert scratch.data_ptr() % 16 == 0 and scratch.shape == shifted.shape
-    assert aligned_input(flat[1:1]).numel() == 0          # nothing to move: left alone
+    dense, shifted, strided = flat[:32].view(4, 8), flat[1:].view(4, 8), flat[:32].view(8, 4).T
+    assert kernel_input(dense) is dense and kernel_output(dense) is dense
+    for view in (shifted, strided):
+        copy, scratch = kernel_input(view), kernel_output(view)
+        assert copy.is_contiguous() and copy.data_ptr() % 16 == 0 and torch.equal(copy, view)
+        assert scratch.is_contiguous() and scratch.data_ptr() % 16 == 0
+        assert scratch.shape == view.shape
+    assert kernel_input(flat[1:1]).numel() == 0          # nothing to move: left alone

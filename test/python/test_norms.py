@@ -213,8 +213,6 @@ class FakeCudaTensor:
                                                    "tensor, got ndarray"),
     (lambda: norms.softmax_rows(FakeCudaTensor((2, 4), "torch.float32")),
      "softmax_rows: x has dtype torch.float32; float16 or bfloat16 needed"),
-    (lambda: norms.rms_norm_rows(FakeCudaTensor((2, 4), contiguous=False)),
-     r"rms_norm_rows: x must be contiguous \(call .contiguous\(\)\)"),
     (lambda: norms.softmax_rows(FakeCudaTensor(())), "softmax_rows: x must have at least one "
                                                      "dim"),
     (lambda: norms.softmax_rows(FakeCudaTensor((2, 4)), out=FakeCudaTensor((2, 5))),

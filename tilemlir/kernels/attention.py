@@ -595,15 +595,13 @@ def _check_tensor(name, t, dtype=None):
                             f"dim], got shape {list(t.shape)}")
     if dtype is not None and t.dtype != dtype:
         raise ArgumentError(f"attention: {name} is {t.dtype} but query is {dtype}")
-    if not t.is_contiguous():
-        raise ArgumentError(f"attention: {name} must be contiguous (call .contiguous())")
 
 
 def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
               enable_gqa=False, *, out=None, config=None):
     """torch.nn.functional.scaled_dot_product_attention(query, key, value, attn_mask,
     dropout_p, is_causal, scale, enable_gqa) for torch CUDA tensors, float16 or bfloat16,
-    contiguous: query and key [B, H, Sq, D] / [B, Hkv, Skv, D], value [B, Hkv, Skv, Dv], H a
+    any strides: query and key [B, H, Sq, D] / [B, Hkv, Skv, D], value [B, Hkv, Skv, Dv], H a
     multiple of Hkv (enable_gqa=True where they differ), any Sq and Skv >= 1. The kernels take
     D = Dv in 64, 96, 128 and 256; other head dims up to 256 (D 32, 80, 192 with Dv 128, ...)
     run on the next one, q, k and v padded with zeros (the scores and the kept columns of the
@@ -700,9 +698,9 @@ def attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
     except (ShapeError, TypeError) as err:
         raise ArgumentError(f"attention: config: {err}") from None
     diagonal = () if variant is None else (Skv - Sq if variant == "lower_right" else 0,)
-    from tilemlir.runtime.args import aligned_input, aligned_output
-    query, key, value = map(aligned_input, (query, key, value))    # any alignment
-    target = aligned_output(result)
+    from tilemlir.runtime.args import kernel_input, kernel_output
+    query, key, value = map(kernel_input, (query, key, value))    # any strides, alignment
+    target = kernel_output(result)
     kernel(query.view(-1, D), key.view(-1, D), value.view(-1, D), target.view(-1, D), Sq, Skv,
            *diagonal)
     if target is not out:

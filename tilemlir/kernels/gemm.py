@@ -463,7 +463,7 @@ class Gemm:
             return spaces
 
     def __call__(self, a, b, out=None):
-        from tilemlir.runtime.args import aligned_input, aligned_output
+        from tilemlir.runtime.args import kernel_input, kernel_output
         from tilemlir.runtime.cuda import require_torch
         torch = require_torch("hgemm")
         M, N, _ = self.shape
@@ -471,8 +471,8 @@ class Gemm:
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
                               device=a.device)
-        # any alignment: a misaligned view goes through an aligned copy
-        a, b, target = aligned_input(a), aligned_input(b), aligned_output(out)
+        # any strides and alignment: through dense copies
+        a, b, target = kernel_input(a), kernel_input(b), kernel_output(out)
         kernel(a, b, target, *self._workspace(a.device))
         if target is not out:
             out.copy_(target)
@@ -595,9 +595,4 @@ def matmul_nt(a, b, out=None):
         return out
     if not K:
         return out.zero_()
-    target = out if out.is_contiguous() else \
-        torch.empty_like(out, memory_format=torch.contiguous_format)
-    hgemm(M, N, K, dtype)(a.contiguous(), b.contiguous(), target)
-    if target is not out:
-        out.copy_(target)
-    return out
+    return hgemm(M, N, K, dtype)(a, b, out)

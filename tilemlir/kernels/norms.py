@@ -658,8 +658,8 @@ def _argument_error(message: str):
 
 
 def _rows_of(fn: str, x, out):
-    """(dtype name, N, rows) of `x`, a contiguous f16 / bf16 torch CUDA tensor [..., N]; `out`,
-    if given, must be alike."""
+    """(dtype name, N, rows) of `x`, an f16 / bf16 torch CUDA tensor [..., N] (any strides:
+    _run gives the kernel dense copies); `out`, if given, must be alike."""
     if not getattr(x, "is_cuda", False) or not hasattr(x, "dim"):
         raise _argument_error(f"{fn}: x must be a torch CUDA tensor, got {type(x).__name__}"
                               + (f" on {x.device}" if hasattr(x, "device") else ""))
@@ -669,8 +669,6 @@ def _rows_of(fn: str, x, out):
     if x.dim() < 1:
         raise _argument_error(f"{fn}: x must have at least one dim (rows of its last), got a "
                               f"scalar")
-    if not x.is_contiguous():
-        raise _argument_error(f"{fn}: x must be contiguous (call .contiguous())")
     if out is not None:
         _like(fn, "out", out, x, tuple(x.shape))
     N = x.shape[-1]
@@ -678,15 +676,13 @@ def _rows_of(fn: str, x, out):
 
 
 def _like(fn: str, name: str, t, x, shape: tuple) -> None:
-    """`t` is a contiguous torch CUDA tensor of `shape` with x's dtype and device."""
+    """`t` is a torch CUDA tensor of `shape` with x's dtype and device."""
     if not getattr(t, "is_cuda", False) or not hasattr(t, "dim"):
         raise _argument_error(f"{fn}: {name} must be a torch CUDA tensor, got "
                               f"{type(t).__name__}")
     if tuple(t.shape) != shape or t.dtype != x.dtype or t.device != x.device:
         raise _argument_error(f"{fn}: {name} is {list(t.shape)} {t.dtype} on {t.device}; "
                               f"{list(shape)} {x.dtype} on {x.device} needed")
-    if not t.is_contiguous():
-        raise _argument_error(f"{fn}: {name} must be contiguous (call .contiguous())")
 
 
 def _vector(fn: str, name: str, t, x, N: int, default: float):
@@ -726,9 +722,9 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
         kernel = row_kernel(op, N, dtype, **options)
     except ValueError as err:
         raise _argument_error(str(err)) from None
-    from tilemlir.runtime.args import aligned_input, aligned_output
-    target = aligned_output(out)              # any alignment: through aligned copies
-    kernel(aligned_input(x).view(rows, N), *map(aligned_input, vectors), target.view(rows, N))
+    from tilemlir.runtime.args import kernel_input, kernel_output
+    target = kernel_output(out)              # any strides and alignment: through dense copies
+    kernel(kernel_input(x).view(rows, N), *map(kernel_input, vectors), target.view(rows, N))
     if target is not out:
         out.copy_(target)
     return out
@@ -736,7 +732,7 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
 
 def softmax_rows(x, out=None, fast: bool = False):
     """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16 or
-    bfloat16, contiguous), in f32 math; returns `out` (a new tensor unless given), written on
+    bfloat16, any strides), in f32 math; returns `out` (a new tensor unless given), written on
     the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for exp."""
     dtype, N, rows = _rows_of("softmax_rows", x, out)
     return _run("softmax", N, dtype, rows, x, (), out, fast=fast)
@@ -744,7 +740,7 @@ def softmax_rows(x, out=None, fast: bool = False):
 
 def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
     """torch.nn.functional.rms_norm(x, (N,), weight, eps) for a torch CUDA tensor x of shape
-    [..., N] (float16 or bfloat16, contiguous; weight [N] of x's dtype, None: ones), in f32
+    [..., N] (float16 or bfloat16, any strides; weight [N] of x's dtype, None: ones), in f32
     math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
     given), written on the current stream. Compiles once per (N, dtype, eps)."""
     dtype, N, rows = _rows_of("rms_norm_rows", x, out)
@@ -758,7 +754,7 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
 
 def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None):
     """torch.nn.functional.layer_norm(x, (N,), weight, bias, eps) for a torch CUDA tensor x of
-    shape [..., N] (float16 or bfloat16, contiguous; weight and bias [N] of x's dtype, None:
+    shape [..., N] (float16 or bfloat16, any strides; weight and bias [N] of x's dtype, None:
     ones and zeros), in f32 math. Returns `out` (a new tensor unless given), written on the
     current stream. Compiles once per (N, dtype, eps)."""
     dtype, N, rows = _rows_of("layer_norm_rows", x, out)

@@ -198,10 +198,10 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=None, use_fast_accum: bool = Fal
                             _TORCH_OUT[str(out_dtype)], kind, chosen, target)
     except (ShapeError, TypeError) as err:
         raise ArgumentError(str(err)) from None
-    from tilemlir.runtime.args import aligned_input, aligned_output
-    scales = map(aligned_input, _scale_views(kind, M, N, scale_a, scale_b))
-    target = aligned_output(out)              # any alignment: through aligned copies
-    kernel(aligned_input(a), aligned_input(b), *scales, target)
+    from tilemlir.runtime.args import kernel_input, kernel_output
+    scales = map(kernel_input, _scale_views(kind, M, N, scale_a, scale_b))
+    target = kernel_output(out)              # any alignment: through aligned copies
+    kernel(kernel_input(a), kernel_input(b), *scales, target)
     if target is not out:
         out.copy_(target)
     return out

@@ -344,15 +344,25 @@ def check_scalar(p: Param, value):
 
 
 # ------------------------------------------------------------------------------ front doors
-def aligned_input(t):
-    """`t`, or a copy that starts on GLOBAL_ALIGNMENT bytes where `t` does not (a torch view
-    into another tensor's storage, say): the kernels need aligned buffers, the front doors take
-    whatever a torch user has."""
-    return t.clone() if t.numel() and t.data_ptr() % GLOBAL_ALIGNMENT else t
+def _dense(t) -> bool:
+    """Contiguous and starting on GLOBAL_ALIGNMENT bytes (or empty): what kernels take."""
+    return not t.numel() or (t.is_contiguous() and t.data_ptr() % GLOBAL_ALIGNMENT == 0)
 
 
-def aligned_output(t):
-    """The tensor a kernel should write for `t`: `t` itself, or where `t` is not aligned an
-    aligned scratch tensor, whose contents the caller then copies into `t` (`t.copy_(target)`,
-    on the current stream, after the kernel)."""
-    return t if not t.numel() or t.data_ptr() % GLOBAL_ALIGNMENT == 0 else t.new_empty(t.shape)
+def kernel_input(t):
+    """`t`, or a contiguous copy that starts on GLOBAL_ALIGNMENT bytes where `t` is strided or
+    starts elsewhere (a torch view into another tensor's storage, say): the kernels take
+    row-major aligned buffers, the front doors whatever a torch user has."""
+    return t if _dense(t) else t.clone(memory_format=_torch().contiguous_format)
+
+
+def kernel_output(t):
+    """The tensor a kernel should write for `t`: `t` itself, or where `t` is strided or not
+    aligned a contiguous scratch tensor, whose contents the caller then copies into `t`
+    (`t.copy_(target)`, on the current stream, after the kernel)."""
+    return t if _dense(t) else t.new_empty(t.shape)
+
+
+def _torch():
+    import torch
+    return torch
