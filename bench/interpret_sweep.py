@@ -159,7 +159,7 @@ def run_norm(op: str, M: int, N: int, dtype: str):
     return decode(Y).astype(np.float64), ref, floor + ulp * np.abs(ref)
 
 
-def _attention_problem(got, ref) -> str | None:
+def attention_problem(got, ref) -> str | None:
     unwritten = int(np.isnan(got).sum())
     if unwritten:
         return f"{unwritten} outputs unwritten"
@@ -167,7 +167,7 @@ def _attention_problem(got, ref) -> str | None:
     return None if err < 3e-3 else f"largest error {err:.2e}"
 
 
-def _norm_problem(got, ref, tolerance) -> str | None:
+def norm_problem(got, ref, tolerance) -> str | None:
     unwritten = int(np.isnan(got).sum())
     if unwritten:
         return f"{unwritten} outputs unwritten"
@@ -185,13 +185,13 @@ def _suite(args):
                 for c in cases(args.count, args.seed)]
     if args.suite == "attention":
         def attend(case):
-            return f"D{case[5]} group {case[1] // case[2]}", _attention_problem(
+            return f"D{case[5]} group {case[1] // case[2]}", attention_problem(
                 *run_attention(*case))
         return [("B{} H{} Hkv{} Sq{} Skv{} D{} {}".format(*c), lambda c=c: attend(c))
                 for c in attention_cases(args.count, args.seed)]
 
     def norm(case):
-        return case[0], _norm_problem(*run_norm(*case))
+        return case[0], norm_problem(*run_norm(*case))
     return [("{} {}x{} {}".format(*c), lambda c=c: norm(c))
             for c in norm_cases(args.count, args.seed, args.long)]
 

@@ -397,6 +397,22 @@ def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
     assert interpret_sweep.problem(got, ref) is None, config
 
 
+@pytest.mark.parametrize("case", interpret_sweep.attention_cases(6, seed=22),
+                         ids=lambda c: "B{}H{}Hkv{}Sq{}Skv{}D{}-{}".format(*c))
+def test_the_attention_kernel_matches_numpy_at_random_shapes(case):
+    """The run-time-shape kernel the attention front door compiles: GQA, ragged lengths,
+    every head dim, both causal alignments (bench/interpret_sweep.py runs more)."""
+    got, ref = interpret_sweep.run_attention(*case)
+    assert interpret_sweep.attention_problem(got, ref) is None
+
+
+@pytest.mark.parametrize("case", interpret_sweep.norm_cases(12, seed=22),
+                         ids=lambda c: "{}-{}x{}-{}".format(*c))
+def test_the_norm_kernels_match_numpy_at_random_shapes(case):
+    """Softmax, RMSNorm and LayerNorm for a run-time M at random N, both dtypes."""
+    assert interpret_sweep.norm_problem(*interpret_sweep.run_norm(*case)) is None
+
+
 def test_fused_epilogue_gemm_matches_numpy():
     """hgemm_fused: bias, gelu_tanh and a residual loaded by TMA into the staging buffer."""
     M, N, K = 256, 256, 128
