@@ -4,6 +4,7 @@ against numpy: no GPU needed.
     python bench/interpret_sweep.py --suite gemm --count 400 --seed 8 --out results/i-gemm.md
     python bench/interpret_sweep.py --suite attention --count 80
     python bench/interpret_sweep.py --suite norms --count 300
+    python bench/interpret_sweep.py --suite fp8 --count 200
 
 gemm: each case draws M, N and K from 1..400 (half of them from 1..70: decode's swap-AB, one k-tile,
 masked edges), with no alignment (cp.async producers, direct stores, split-K), takes the front
@@ -17,6 +18,11 @@ attention: the run-time-shape kernel the attention front door compiles (one per 
 causal or not and GQA group), B 1-2, Hkv 1-2, groups 1 / 2 / 4, head dims 64 / 96 / 128 / 256,
 Sq and Skv from 1..300 (half from 1..40), no mask / is_causal / causal_lower_right, float16;
 against float32 attention in numpy (largest error below 3e-3, every element written).
+
+fp8: the FP8 GEMM (scaled_mm's kernel, for a run-time M) with scaled_mm's own configuration
+for the shape and 2 to 4 workers: M, N, K as gemm's, e4m3 operands, tensor, row and 1 x 128 /
+128 x 128 block scales in turn (use_fast_accum at random where it applies), bfloat16 out;
+against the dequantized product in float32 (relative Frobenius error below 1e-2).
 
 norms: softmax, RMSNorm and LayerNorm for a run-time M (the front doors' kernels), N
 log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16 and bfloat16; against float64,
@@ -83,6 +89,52 @@ def _bits(dtype: str):
     if dtype == "bfloat16":
         return bf16_bits, lambda x: (x.astype(np.uint32) << 16).view(np.float32)
     return (lambda x: x.astype(np.float16)), (lambda x: x.astype(np.float32))
+
+
+def fp8_cases(count: int, seed: int) -> list[tuple[int, int, int, str, bool, int]]:
+    """(M, N, K, scaling, use_fast_accum, SMS) at random, the scalings in turn."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for i in range(count):
+        M, N, K = (int(rng.choice([rng.integers(1, 71), rng.integers(1, 401)])) for _ in "mnk")
+        scaling = ("tensor", "row", "block")[i % 3]
+        out.append((M, N, K, scaling, scaling != "block" and bool(rng.integers(0, 2)),
+                    int(rng.integers(2, 5))))
+    return out
+
+
+def run_fp8(M, N, K, scaling, fast, SMS):
+    """(ours, the dequantized product in float32, configuration) of one FP8 case."""
+    import math
+
+    import ml_dtypes
+
+    import tilemlir.lang as T
+    from tilemlir.kernels.fp8_gemm import SCALE_BLOCK, fp8_gemm, scale_shapes
+    from tilemlir.kernels.scaled_mm import choose_config
+    config = dict(choose_config(M, N, K, scaling, fast))
+    config["SMS"] = 2 * SMS if config.get("CLUSTER") else SMS       # clusters: pairs
+    rng = np.random.default_rng(M * N * K)
+    e4m3 = ml_dtypes.float8_e4m3fn
+    a, b = ((rng.standard_normal(shape) * 2).astype(e4m3) for shape in ((M, K), (N, K)))
+    sa, sb = ((rng.random(shape) + 0.5).astype(np.float32)
+              for shape in scale_shapes(M, N, K, scaling))
+    d = np.full((M, N), 0x7FC0, np.uint16)                             # bfloat16 NaN bits
+    kernel = fp8_gemm(T.dynamic("M"), N, K, "float8_e4m3fn", "float8_e4m3fn", "bfloat16",
+                      scaling, **config)
+    tilemlir.interpret(kernel, a, b, sa, sb, d)
+    af, bf = a.astype(np.float32), b.astype(np.float32)
+    if scaling == "tensor":
+        ref = af @ bf.T * sa[0] * sb[0]
+    elif scaling == "row":
+        ref = af @ bf.T * sa.reshape(M, 1) * sb.reshape(1, N)
+    else:
+        ref = np.zeros((M, N), np.float32)
+        for kb in range(math.ceil(K / SCALE_BLOCK)):
+            ks = slice(kb * SCALE_BLOCK, (kb + 1) * SCALE_BLOCK)
+            ref += af[:, ks] @ bf[:, ks].T * sa[:, kb:kb + 1] * \
+                np.repeat(sb[:, kb], SCALE_BLOCK)[None, :N]
+    return (d.astype(np.uint32) << 16).view(np.float32), ref, config
 
 
 def attention_cases(count: int, seed: int) -> list[tuple]:
@@ -183,6 +235,12 @@ def _suite(args):
             return config["KERNEL"], problem(got, ref)
         return [("{}x{}x{} {} SMS={}".format(*c), lambda c=c: gemm(c))
                 for c in cases(args.count, args.seed)]
+    if args.suite == "fp8":
+        def fp8(case):
+            got, ref, config = run_fp8(*case)
+            return f"{case[3]} BM={config['BM']} BN={config['BN']}", problem(got, ref)
+        return [("{}x{}x{} {} fast={} SMS={}".format(*c), lambda c=c: fp8(c))
+                for c in fp8_cases(args.count, args.seed)]
     if args.suite == "attention":
         def attend(case):
             return f"D{case[5]} group {case[1] // case[2]}", attention_problem(
@@ -199,7 +257,7 @@ def _suite(args):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", default="gemm", choices=("gemm", "attention", "norms"))
+    p.add_argument("--suite", default="gemm", choices=("gemm", "fp8", "attention", "norms"))
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--seed", type=int, default=21)
     p.add_argument("--long", action="store_true", help="norms: rows of 16000..131072")

@@ -397,6 +397,14 @@ def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
     assert interpret_sweep.problem(got, ref) is None, config
 
 
+@pytest.mark.parametrize("case", interpret_sweep.fp8_cases(9, seed=22),
+                         ids=lambda c: "{}x{}x{}-{}-fast{}-sms{}".format(*c))
+def test_the_fp8_gemm_matches_numpy_at_random_shapes(case):
+    """scaled_mm's kernel and configuration: tensor, row and block scales, masked edges."""
+    got, ref, config = interpret_sweep.run_fp8(*case)
+    assert interpret_sweep.problem(got, ref) is None, config
+
+
 @pytest.mark.parametrize("case", interpret_sweep.attention_cases(6, seed=22),
                          ids=lambda c: "B{}H{}Hkv{}Sq{}Skv{}D{}-{}".format(*c))
 def test_the_attention_kernel_matches_numpy_at_random_shapes(case):
