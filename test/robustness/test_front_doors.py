@@ -53,6 +53,12 @@ for i, value in enumerate(("0", "-1", "1.5", "True", "'1024'", "None")):
 for dtype in ("float32", "fp16", "int8"):
     case(f"hgemm-dtype-{dtype}", GEMM + f"hgemm(1024, 1024, 1024, {dtype!r})", "ShapeError",
          f"hgemm: dtype must be 'float16' or 'bfloat16', got '{dtype}'")
+case("hgemm-numpy-extents", GEMM + "import numpy as np\n"
+     "g = hgemm(np.int64(300), np.int32(264), np.int64(40), target='sm_90a')\n"
+     "assert g.shape == (300, 264, 40) and all(type(v) is int for v in g.shape)", None)
+case("hgemm-numpy-bool", GEMM + "import numpy as np\nhgemm(np.bool_(True), 64, 64, target='sm_90a')",
+     "ShapeError", "hgemm: M must be a positive integer, got np.True_")
+case("softmax-numpy-n", NORMS + "import numpy as np\nsoftmax(np.int64(7), np.int64(1000))", None)
 case("hgemm-sm75", GEMM + "hgemm(1024, 1024, 1024, target='sm_75')", "TargetError",
      "hgemm has no kernel for sm_75: it runs on sm_80 and newer")
 case("hgemm-sm42", GEMM + "hgemm(1024, 1024, 1024, target='sm_42')", "TargetError",

@@ -57,7 +57,7 @@ from tilemlir.kernels import hgemm_blackwell
 from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
 from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
 from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
-from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule
+from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule, integral
 from tilemlir.target import Target, TargetError
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
@@ -411,6 +411,7 @@ class Gemm:
 
     def __init__(self, M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
                  target: str | None = None, *, fixed_m: bool = False):
+        M, N, K = (integral(v) for v in (M, N, K))
         _check_shape(M, N, K, dtype)
         self.shape = (M, N, K)
         self.dtype = dtype
@@ -509,6 +510,7 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
     configuration, target)."""
     # The heuristic's choice is remembered with the shape (a call per step of a server asks
     # again and again: choosing is many times the launch's cost).
+    M, N, K = (integral(v) for v in (M, N, K))
     try:
         asked = (M, N, K, dtype, None if config is None else tuple(sorted(config.items())),
                  target)
@@ -539,6 +541,7 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     import tilemlir
     from tilemlir.runtime.cuda import require_torch_cuda
     from tilemlir.runtime.tuning import do_bench
+    M, N, K = (integral(v) for v in (M, N, K))
     _check_shape(M, N, K, dtype)
     if _family(_target(target)) != "hopper":
         raise TargetError(f"tuned_hgemm tunes the sm_90a kernels; on "

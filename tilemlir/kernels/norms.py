@@ -40,6 +40,7 @@ import threading
 from dataclasses import dataclass
 
 import tilemlir.lang as T
+from tilemlir.kernels.parts import integral
 
 Tx = T.tile
 
@@ -237,6 +238,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
     uses ex2.approx.ftz for exp. per_thread: as row_plan's."""
+    M, N = integral(M), integral(N)
     _check("softmax", M, N, dtype)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
@@ -277,6 +279,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
              per_thread: int | None = None):
     """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
     (M an int or a run-time dim), f32 math. per_thread: as row_plan's."""
+    M, N = integral(M), integral(N)
     _check("rms_norm", M, N, dtype)
     _check_eps("rms_norm", eps)
     plan = row_plan(N, dtype, per_thread, "rms_norm")
@@ -325,6 +328,7 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
     tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
     deviations from it (two reductions over the row, no cancellation). per_thread: as
     row_plan's."""
+    M, N = integral(M), integral(N)
     _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
     plan = row_plan(N, dtype, per_thread, "layer_norm")

@@ -28,7 +28,7 @@ from tilemlir.kernels.parts.checks import (DTYPES, SHARED_MEMORY_BYTES, ShapeErr
                                            check_epilogue_columns, check_gemm, check_pair,
                                            check_ragged_gemm, check_row_stride,
                                            check_split_columns, check_splits, check_staging,
-                                           consumer_regs, producer_regs)
+                                           consumer_regs, integral, producer_regs)
 from tilemlir.kernels.parts.epilogue import DirectStore, TmaStore
 from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages, k_tile_stages
 from tilemlir.kernels.parts.ring import Barriers, StageRing
@@ -40,4 +40,4 @@ __all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SPLIT_K_STEP_N", "Barriers", "Clust
            "CpAsyncStages", "DirectStore", "GemmStages", "Persistent", "ShapeError", "SplitK", "StageRing", "TileSchedule",
            "TmaStore", "check_epilogue_columns", "check_gemm", "check_pair", "check_ragged_gemm",
            "check_row_stride", "check_split_columns", "check_splits", "check_staging",
-           "consumer_regs", "producer_regs", "split_k_buffers", "tile_origin", "warp_specialized"]
+           "consumer_regs", "integral", "producer_regs", "split_k_buffers", "tile_origin", "warp_specialized"]

@@ -3,6 +3,8 @@ shape or parameter the kernel cannot run, with a ShapeError naming the kernel an
 
 from __future__ import annotations
 
+import numbers
+
 from tilemlir.lang import dtype_bits
 
 DTYPES = ("float16", "bfloat16")
@@ -103,6 +105,14 @@ def check_pair(kernel: str, BN, SMS) -> None:
                          f"repeats)")
     if SMS < 2:
         raise ShapeError(f"{kernel}: SMS={SMS} leaves no room for one cluster of 2 CTAs")
+
+
+def integral(value):
+    """An integer of another type (numpy's) as a Python int, so that a shape read from numpy
+    is taken; anything else unchanged (a run-time dim, or a value for the checks to name)."""
+    if isinstance(value, numbers.Integral) and not isinstance(value, (bool, int)):
+        return int(value)
+    return value
 
 
 def check_splits(kernel: str, name: str, value, K: int, k_tiles: int) -> None:
