@@ -59,6 +59,12 @@ case("hgemm-numpy-extents", GEMM + "import numpy as np\n"
 case("hgemm-numpy-bool", GEMM + "import numpy as np\nhgemm(np.bool_(True), 64, 64, target='sm_90a')",
      "ShapeError", "hgemm: M must be a positive integer, got np.True_")
 case("softmax-numpy-n", NORMS + "import numpy as np\nsoftmax(np.int64(7), np.int64(1000))", None)
+case("hgemm-call-numpy", GEMM + "import numpy as np\n"
+     "hgemm(64, 64, 64, target='sm_90a')(np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16))",
+     "ArgumentError", "hgemm: a must be a torch CUDA tensor, got ndarray")
+case("hgemm-call-cpu-tensor", GEMM + "import torch\n"
+     "hgemm(64, 64, 64, target='sm_90a')(torch.zeros(64, 64, dtype=torch.float16), None)",
+     "ArgumentError", "hgemm: a must be a torch CUDA tensor, got Tensor on cpu")
 case("hgemm-sm75", GEMM + "hgemm(1024, 1024, 1024, target='sm_75')", "TargetError",
      "hgemm has no kernel for sm_75: it runs on sm_80 and newer")
 case("hgemm-sm42", GEMM + "hgemm(1024, 1024, 1024, target='sm_42')", "TargetError",

@@ -464,10 +464,15 @@ class Gemm:
             return spaces
 
     def __call__(self, a, b, out=None):
-        from tilemlir.runtime.args import kernel_input, kernel_output
+        from tilemlir.runtime.args import ArgumentError, kernel_input, kernel_output
         from tilemlir.runtime.cuda import require_torch
         torch = require_torch("hgemm")
         M, N, _ = self.shape
+        for name, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
+            if not isinstance(t, torch.Tensor) or not t.is_cuda:
+                raise ArgumentError(f"hgemm: {name} must be a torch CUDA tensor, got "
+                                    f"{type(t).__name__}"
+                                    + (f" on {t.device}" if isinstance(t, torch.Tensor) else ""))
         kernel = self.kernel
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),

@@ -345,7 +345,10 @@ def check_scalar(p: Param, value):
 
 # ------------------------------------------------------------------------------ front doors
 def _dense(t) -> bool:
-    """Contiguous and starting on GLOBAL_ALIGNMENT bytes (or empty): what kernels take."""
+    """Contiguous and starting on GLOBAL_ALIGNMENT bytes (or empty): what kernels take. Not a
+    torch tensor: left as it is, for the kernel's argument checks to name."""
+    if not _is_torch_tensor(t):
+        return True
     return not t.numel() or (t.is_contiguous() and t.data_ptr() % GLOBAL_ALIGNMENT == 0)
 
 
