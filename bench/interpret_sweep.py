@@ -25,7 +25,8 @@ for the shape and 2 to 4 workers: M, N, K as gemm's, e4m3 operands, tensor, row 
 against the dequantized product in float32 (relative Frobenius error below 1e-2).
 
 norms: softmax, RMSNorm and LayerNorm for a run-time M (the front doors' kernels), N
-log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16 and bfloat16; against float64,
+log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16, bfloat16 and float32 in
+turn; against float64,
 per element within one ulp of the output type plus 4e-3 (float16) / 2e-2 (bfloat16).
 """
 
@@ -85,10 +86,12 @@ def problem(got: np.ndarray, ref: np.ndarray) -> str | None:
 
 
 def _bits(dtype: str):
-    """(to the kernel's storage, back to float32) for float16 or bfloat16 (as uint16 bits)."""
+    """(to the kernel's storage, back to float32) for float16, bfloat16 (as uint16 bits) or
+    float32."""
     if dtype == "bfloat16":
         return bf16_bits, lambda x: (x.astype(np.uint32) << 16).view(np.float32)
-    return (lambda x: x.astype(np.float16)), (lambda x: x.astype(np.float32))
+    store = np.float32 if dtype == "float32" else np.float16
+    return (lambda x: x.astype(store)), (lambda x: x.astype(np.float32))
 
 
 def fp8_cases(count: int, seed: int) -> list[tuple[int, int, int, str, bool, int]]:
@@ -180,7 +183,7 @@ def norm_cases(count: int, seed: int, long: bool = False) -> list[tuple[str, int
         N = int(np.exp(rng.uniform(np.log(low), np.log(high))))
         M = int(rng.integers(1, max(2, min(9, 40000 // N))))
         out.append((("softmax", "rms_norm", "layer_norm")[i % 3], M, N,
-                    ("float16", "bfloat16")[i // 3 % 2]))
+                    ("float16", "bfloat16", "float32")[i // 3 % 3]))
     return out
 
 
@@ -194,7 +197,7 @@ def run_norm(op: str, M: int, N: int, dtype: str):
     X = encode(rng.standard_normal((M, N)) * scale + shift)
     W, B = encode(rng.random(N) + 0.5), encode(rng.standard_normal(N))
     Y = np.full((M, N), 0x7FC0, np.uint16) if dtype == "bfloat16" else \
-        np.full((M, N), np.nan, np.float16)
+        np.full((M, N), np.nan, np.float32 if dtype == "float32" else np.float16)
     kernel = getattr(norms, op)(T.dynamic("M"), N, dtype)
     tilemlir.interpret(kernel, *{"softmax": (X, Y), "rms_norm": (X, W, Y),
                                  "layer_norm": (X, W, B, Y)}[op])
@@ -207,7 +210,8 @@ def run_norm(op: str, M: int, N: int, dtype: str):
     else:
         centred = x - x.mean(1, keepdims=True)
         ref = centred / np.sqrt((centred ** 2).mean(1, keepdims=True) + 1e-5) * w + b
-    ulp, floor = (2.0 ** -7, 2e-2) if dtype == "bfloat16" else (2.0 ** -10, 4e-3)
+    ulp, floor = {"bfloat16": (2.0 ** -7, 2e-2), "float16": (2.0 ** -10, 4e-3),
+                  "float32": (2.0 ** -20, 1e-6)}[dtype]
     return decode(Y).astype(np.float64), ref, floor + ulp * np.abs(ref)
 
 

@@ -34,13 +34,13 @@ from tilemlir.testing import do_bench  # noqa: E402
 
 DEFAULT_LENGTHS = [1024, 4096, 32000, 50257, 128256]
 DEFAULT_ELEMENTS = 1 << 26
-TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+TORCH_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}
 # |ours - float64| <= ATOL + RTOL |reference| per element: RTOL is one unit in the last place of
 # the output type (LayerNorm's w x + b reaches 10 and more, where a correctly rounded bfloat16
 # is already 0.03 off), ATOL covers outputs near zero.
-ATOL = {"float16": 4e-3, "bfloat16": 2e-2}
-RTOL = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7}
+ATOL = {"float16": 4e-3, "bfloat16": 2e-2, "float32": 1e-5}
+RTOL = {"float16": 2.0 ** -10, "bfloat16": 2.0 ** -7, "float32": 2.0 ** -20}
 
 
 def reference(op, x, w, b):

@@ -182,8 +182,8 @@ def test_norm_row_plans():
 
 
 def test_norm_factories_refuse_bad_arguments():
-    with pytest.raises(ValueError, match="dtype must be 'float16' or 'bfloat16'"):
-        rms_norm(4, 4096, "float32")
+    with pytest.raises(ValueError, match="dtype must be 'float16', 'bfloat16' or 'float32'"):
+        rms_norm(4, 4096, "int8")
     with pytest.raises(ValueError, match="softmax: N must be a positive integer, got 0"):
         softmax(4, 0)
 

@@ -211,8 +211,8 @@ class FakeCudaTensor:
 @pytest.mark.parametrize("call,message", [
     (lambda: norms.softmax_rows(np.zeros((2, 4))), "softmax_rows: x must be a torch CUDA "
                                                    "tensor, got ndarray"),
-    (lambda: norms.softmax_rows(FakeCudaTensor((2, 4), "torch.float32")),
-     "softmax_rows: x has dtype torch.float32; float16 or bfloat16 needed"),
+    (lambda: norms.softmax_rows(FakeCudaTensor((2, 4), "torch.float64")),
+     "softmax_rows: x has dtype torch.float64; float16, bfloat16 or float32 needed"),
     (lambda: norms.softmax_rows(FakeCudaTensor(())), "softmax_rows: x must have at least one "
                                                      "dim"),
     (lambda: norms.softmax_rows(FakeCudaTensor((2, 4)), out=FakeCudaTensor((2, 5))),
@@ -239,9 +239,9 @@ def test_front_doors_refuse_bad_arguments(call, message):
 
 
 def test_factories_refuse_bad_arguments():
-    with pytest.raises(ValueError, match="layer_norm: dtype must be 'float16' or 'bfloat16', "
-                                         "got 'float32'"):
-        norms.layer_norm(M, 64, "float32")
+    with pytest.raises(ValueError, match="layer_norm: dtype must be 'float16', 'bfloat16' or "
+                                         "'float32', got 'float64'"):
+        norms.layer_norm(M, 64, "float64")
     with pytest.raises(ValueError, match="softmax: N must be a positive integer, got 0"):
         norms.softmax(M, 0)
     with pytest.raises(ValueError, match="layer_norm: eps must be a finite number >= 0"):

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.gpu
 
 from tilemlir.kernels import norms  # noqa: E402
 
-TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16}
+TORCH = {"float16": torch.float16, "bfloat16": torch.bfloat16, "float32": torch.float32}
 # every path of row_plan: rows sharing a warp, a warp per row, several warps, tiles through
 # shared memory, all staged or not; 2-, 4-, 8- and 16-byte accesses
 SPECIAL = [1, 2, 3, 7, 31, 32, 100, 127, 257, 1000, 1024, 2048, 4096, 4097, 8192, 16383,
@@ -154,3 +154,20 @@ def test_leading_dims_defaults_and_in_place():
     torch.testing.assert_close(long, ref, rtol=1.6e-2, atol=1.6e-2)
     empty = torch.empty(0, 64, device="cuda", dtype=torch.float16)
     assert norms.layer_norm_rows(empty).shape == (0, 64)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_float32_rows(op):
+    """float32 in and out (softmax over fp32 logits): vocabulary-sized and odd rows, a run-time
+    M, against float32 torch; NaN-poisoned outputs."""
+    failures = []
+    for i, (M, N) in enumerate([(3, 7), (37, 1000), (5, 4096), (2, 32000), (3, 50257),
+                                (1, 128256)]):
+        x, w, b = _inputs(op, M, N, "float32", seed=100 + i)
+        y = torch.full_like(x, float("nan"))
+        _run(op, x, w, b, y)
+        wrong = _wrong(op, "float32", y, _reference(op, x, w, b))
+        if wrong:
+            failures.append(f"{op} M={M} N={N}: {wrong}")
+    torch.cuda.synchronize()
+    assert not failures, "\n".join(failures)

@@ -164,8 +164,8 @@ case("softmax-fast-int", NORMS + "softmax(64, 1024, fast=1)", "ValueError",
 case("softmax-M-0", NORMS + "softmax(0, 1024)", "ValueError", "softmax: M must be a positive integer, got 0")
 case("softmax-M-2**40", NORMS + "softmax(2**40, 1024)", "ValueError",
      "softmax: M=1099511627776 rows exceed 2147483647")
-case("rms-norm-dtype", NORMS + "rms_norm(64, 1024, 'float32')", "ValueError",
-     "rms_norm: dtype must be 'float16' or 'bfloat16', got 'float32'")
+case("rms-norm-dtype", NORMS + "rms_norm(64, 1024, 'float64')", "ValueError",
+     "rms_norm: dtype must be 'float16', 'bfloat16' or 'float32', got 'float64'")
 ATTENTION = "from tilemlir.kernels.attention import attention\n"
 case("attention-scale-nan", ATTENTION + "attention(None, None, None, scale=float('nan'))",
      "ArgumentError", "attention: scale=nan must be None (1 / sqrt(head dim)) or a positive finite number")

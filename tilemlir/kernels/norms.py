@@ -4,9 +4,9 @@
     rms_norm(M, N):    Y = X * rsqrt(mean(X^2) + eps) * W
     layer_norm(M, N):  Y = (X - mean(X)) * rsqrt(var(X) + eps) * W + B       (var biased)
 
-Any row length N >= 1, float16 or bfloat16 in and out, float32 math. M is an int or a run-time
-dim (`T.dynamic("M")`: one compile serves every M; the front doors below compile so). Rows
-are independent: a CTA takes one row, or several short ones.
+Any row length N >= 1, float16, bfloat16 or float32 in and out, float32 math. M is an int or a
+run-time dim (`T.dynamic("M")`: one compile serves every M; the front doors below compile
+so). Rows are independent: a CTA takes one row, or several short ones.
 
 How a row is held (`row_plan`):
 
@@ -54,7 +54,7 @@ STAGE_PER_THREAD = 16       # elements a thread takes from each tile of a long r
 STAGE_BYTES = 192 * 1024    # shared memory for a long row's tiles (the rest is read twice)
 UNROLLED_TILES = 32         # longer rows loop over their unstaged tiles
 OPS = ("softmax", "rms_norm", "layer_norm")
-DTYPES = ("float16", "bfloat16")
+DTYPES = ("float16", "bfloat16", "float32")
 LOWEST = -3.0e38            # a running max before any element (finite: exp(LOWEST - m) is 0)
 
 STAT = T.TileLayout(T.S[(1, 1):(1, 1)])      # one value per row, every thread its own copy
@@ -144,7 +144,7 @@ class RowPlan:
 
 
 def _elem_bytes(dtype: str) -> int:
-    return 2 if dtype in DTYPES else 4
+    return 4 if dtype == "float32" else 2
 
 
 def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
@@ -194,7 +194,8 @@ def _check(kernel: str, M, N, dtype: str) -> None:
     if isinstance(N, bool) or not isinstance(N, int) or N < 1:
         raise ValueError(f"{kernel}: N must be a positive integer, got {N!r}")
     if dtype not in DTYPES:
-        raise ValueError(f"{kernel}: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+        raise ValueError(f"{kernel}: dtype must be 'float16', 'bfloat16' or 'float32', got "
+                         f"{dtype!r}")
 
 
 def _check_eps(kernel: str, eps) -> None:
@@ -631,7 +632,8 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
 _KERNELS: dict = {}
 _KERNELS_LOCK = threading.Lock()
 _CONSTANTS: dict = {}                   # (value, N, dtype, device) -> a tensor of N values
-_TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16"}
+_TORCH_NAMES = {"torch.float16": "float16", "torch.bfloat16": "bfloat16",
+                "torch.float32": "float32"}
 _FACTORIES = {"softmax": softmax, "rms_norm": rms_norm, "layer_norm": layer_norm}
 
 
@@ -669,7 +671,8 @@ def _rows_of(fn: str, x, out):
                               + (f" on {x.device}" if hasattr(x, "device") else ""))
     dtype = _TORCH_NAMES.get(str(x.dtype))
     if dtype is None:
-        raise _argument_error(f"{fn}: x has dtype {x.dtype}; float16 or bfloat16 needed")
+        raise _argument_error(f"{fn}: x has dtype {x.dtype}; float16, bfloat16 or float32 "
+                              f"needed")
     if x.dim() < 1:
         raise _argument_error(f"{fn}: x must have at least one dim (rows of its last), got a "
                               f"scalar")
@@ -735,8 +738,8 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
 
 
 def softmax_rows(x, out=None, fast: bool = False):
-    """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16 or
-    bfloat16, any strides), in f32 math; returns `out` (a new tensor unless given), written on
+    """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16,
+    bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given), written on
     the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for exp."""
     dtype, N, rows = _rows_of("softmax_rows", x, out)
     return _run("softmax", N, dtype, rows, x, (), out, fast=fast)
@@ -744,7 +747,7 @@ def softmax_rows(x, out=None, fast: bool = False):
 
 def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
     """torch.nn.functional.rms_norm(x, (N,), weight, eps) for a torch CUDA tensor x of shape
-    [..., N] (float16 or bfloat16, any strides; weight [N] of x's dtype, None: ones), in f32
+    [..., N] (float16, bfloat16 or float32, any strides; weight [N] of x's dtype, None: ones), in f32
     math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
     given), written on the current stream. Compiles once per (N, dtype, eps)."""
     dtype, N, rows = _rows_of("rms_norm_rows", x, out)
@@ -758,7 +761,7 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
 
 def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None):
     """torch.nn.functional.layer_norm(x, (N,), weight, bias, eps) for a torch CUDA tensor x of
-    shape [..., N] (float16 or bfloat16, any strides; weight and bias [N] of x's dtype, None:
+    shape [..., N] (float16, bfloat16 or float32, any strides; weight and bias [N] of x's dtype, None:
     ones and zeros), in f32 math. Returns `out` (a new tensor unless given), written on the
     current stream. Compiles once per (N, dtype, eps)."""
     dtype, N, rows = _rows_of("layer_norm_rows", x, out)
