@@ -9,6 +9,9 @@ run() { timeout "$1" "${@:3}" > "$logs/$2" 2>&1; echo "$2 rc=$?: $(grep -E '(pas
 T=test/python
 run 200 tests-cp-async.log python3 -m pytest -q -rfE -m gpu -p no:cacheprovider -n 6 \
     $T/test_gemm_splitk_gpu.py $T/test_gemm_epilogue_gpu.py $T/test_gemm_mma_gpu.py $T/test_gemm_decode.py &
+# this session's new GPU tests: misaligned and strided views, padded head dims, float32 norms
+run 200 tests-new.log python3 -m pytest -q -rfE -m gpu -p no:cacheprovider $T/test_alignment_gpu.py \
+    $T/test_attention_gpu.py $T/test_norms_gpu.py -k "alignment or misaligned or pads or float32" &
 for tool in memcheck racecheck synccheck; do
   run 200 "sanitizer-smoke_shapes-$tool.log" compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_shapes.py &
 done
