@@ -5,6 +5,7 @@ against numpy: no GPU needed.
     python bench/interpret_sweep.py --suite attention --count 80
     python bench/interpret_sweep.py --suite norms --count 300
     python bench/interpret_sweep.py --suite fp8 --count 200
+    python bench/interpret_sweep.py --suite fused --count 150
 
 gemm: each case draws M, N and K from 1..400 (half of them from 1..70: decode's swap-AB, one k-tile,
 masked edges), with no alignment (cp.async producers, direct stores, split-K), takes the front
@@ -13,6 +14,10 @@ several units and the stage rings wrap), builds the kernel as the front door com
 run-time M), runs it on NaN-poisoned output and compares with numpy in float32 (relative
 Frobenius error below 1e-2, every element written). test_reference_interpreter.py runs 24 of
 these in CI.
+
+fused: hgemm_fused for a run-time M (bias, activation none / relu / gelu_tanh / silu,
+residual, in turn), M, N, K as gemm's, BM 64 or 128, BN 128 or 256, 2-4 clusters; against
+numpy in float32 (relative Frobenius error below 1e-2, every element written).
 
 attention: the run-time-shape kernel the attention front door compiles (one per head dim,
 causal or not and GQA group), B 1-2, Hkv 1-2, groups 1 / 2 / 4, head dims 64 / 96 / 128 / 256,
@@ -140,6 +145,41 @@ def run_fp8(M, N, K, scaling, fast, SMS):
     return (d.astype(np.uint32) << 16).view(np.float32), ref, config
 
 
+_ACTIVATIONS = {None: lambda x: x, "relu": lambda x: np.maximum(x, 0),
+                "gelu_tanh": lambda x: 0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi)
+                                                              * (x + 0.044715 * x ** 3))),
+                "silu": lambda x: x / (1 + np.exp(-np.clip(x, -80, 80)))}
+
+
+def fused_cases(count: int, seed: int) -> list[tuple]:
+    """(M, N, K, activation, bias, residual, BM, BN, SMS) at random."""
+    rng = np.random.default_rng(seed)
+    return [(*(int(rng.choice([rng.integers(1, 71), rng.integers(1, 401)])) for _ in "mnk"),
+             (None, "relu", "gelu_tanh", "silu")[i % 4], bool(i // 2 % 2), bool(i % 2),
+             int(rng.choice([64, 128])), int(rng.choice([128, 256])), int(rng.integers(2, 5)))
+            for i in range(count)]
+
+
+def run_fused(M, N, K, activation, bias, residual, BM, BN, SMS):
+    """(ours, numpy's in float32) of one hgemm_fused case."""
+    import tilemlir.lang as T
+    from tilemlir.kernels.gemm_epilogue import hgemm_fused
+    rng = np.random.default_rng(M * N * K)
+    a, b = (rng.standard_normal(shape).astype(np.float16) for shape in ((M, K), (N, K)))
+    bias_v = rng.standard_normal(N).astype(np.float16)
+    res_v = rng.standard_normal((M, N)).astype(np.float16)
+    d = np.full((M, N), np.nan, np.float16)
+    kernel = hgemm_fused(T.dynamic("M"), N, K, bias=bias, activation=activation,
+                         residual=residual, BM=BM, BN=BN, STAGES=3, SMS=2 * SMS)
+    tilemlir.interpret(kernel, a, b, *([bias_v] if bias else []),
+                       *([res_v] if residual else []), d)
+    x = a.astype(np.float32) @ b.astype(np.float32).T
+    if bias:
+        x = x + bias_v.astype(np.float32)
+    ref = _ACTIVATIONS[activation](x) + (res_v.astype(np.float32) if residual else 0)
+    return d.astype(np.float32), ref
+
+
 def attention_cases(count: int, seed: int) -> list[tuple]:
     """(B, H, Hkv, Sq, Skv, D, mask) at random."""
     rng = np.random.default_rng(seed)
@@ -245,6 +285,11 @@ def _suite(args):
             return f"{case[3]} BM={config['BM']} BN={config['BN']}", problem(got, ref)
         return [("{}x{}x{} {} fast={} SMS={}".format(*c), lambda c=c: fp8(c))
                 for c in fp8_cases(args.count, args.seed)]
+    if args.suite == "fused":
+        def fused(case):
+            return f"{case[3]} BM={case[6]} BN={case[7]}", problem(*run_fused(*case))
+        return [("{}x{}x{} act={} bias={} residual={} BM={} BN={} SMS={}".format(*c),
+                 lambda c=c: fused(c)) for c in fused_cases(args.count, args.seed)]
     if args.suite == "attention":
         def attend(case):
             return f"D{case[5]} group {case[1] // case[2]}", attention_problem(
@@ -261,7 +306,7 @@ def _suite(args):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", default="gemm", choices=("gemm", "fp8", "attention", "norms"))
+    p.add_argument("--suite", default="gemm", choices=("gemm", "fp8", "fused", "attention", "norms"))
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--seed", type=int, default=21)
     p.add_argument("--long", action="store_true", help="norms: rows of 16000..131072")

@@ -405,6 +405,14 @@ def test_the_fp8_gemm_matches_numpy_at_random_shapes(case):
     assert interpret_sweep.problem(got, ref) is None, config
 
 
+@pytest.mark.parametrize("case", interpret_sweep.fused_cases(8, seed=22),
+                         ids=lambda c: "{}x{}x{}-{}-bias{}-res{}-BM{}-BN{}-sms{}".format(*c))
+def test_hgemm_fused_matches_numpy_at_random_shapes(case):
+    """The fused epilogue (bias, activation, residual) at ragged shapes, cp.async and direct
+    stores where K and N need them, 2 or 3 warpgroups."""
+    assert interpret_sweep.problem(*interpret_sweep.run_fused(*case)) is None
+
+
 @pytest.mark.parametrize("case", interpret_sweep.attention_cases(6, seed=22),
                          ids=lambda c: "B{}H{}Hkv{}Sq{}Skv{}D{}-{}".format(*c))
 def test_the_attention_kernel_matches_numpy_at_random_shapes(case):
