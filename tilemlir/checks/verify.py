@@ -14,7 +14,7 @@ import functools
 import numpy as np
 from mlir import ir
 
-from tilemlir.ir import kernel_abi
+from tilemlir.ir import emit, kernel_abi
 from tilemlir.ir.dialect import DYNAMIC_OFFSET
 from tilemlir.ir.types import element_bits, is_buffer_type, parse_buffer_type
 from tilemlir.ir.windows import overhang
@@ -288,15 +288,6 @@ def _check_root_scope(op: ir.Operation, problems: _Problems) -> None:
                          f"says \"{scope}\"")
 
 
-def _constant(value: ir.Value) -> int | None:
-    """The value of an integer arith.constant, or None for anything else."""
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
 def _extents(op: ir.Operation, name: str) -> list[int] | None:
     """The three extents of a kernel attribute (array<i32: x, y, z>), None when absent or
     malformed (_check_extents reports that)."""
@@ -332,7 +323,7 @@ class _Kernel:
         if name == "tile.setmaxnreg":
             self.setmaxnregs.append(op)
         if name == "tile.tcgen05_commit" and len(op.operands) > 1:
-            mask = _constant(op.operands[1])
+            mask = emit.int_constant(op.operands[1])
             if mask is not None:
                 self.multicasts.append((op, mask & 0xFFFF))
 
@@ -468,7 +459,7 @@ def _check_integer_attributes(op: ir.Operation, problems: "_Problems") -> None:
 
 def _check_named_barrier(op: ir.Operation, block_threads: int | None,
                          problems: "_Problems") -> None:
-    barrier = _constant(op.operands[0])
+    barrier = emit.int_constant(op.operands[0])
     if barrier is not None and not 0 <= barrier < NAMED_BARRIERS:
         problems.add(op, f"{op.name} barrier id {barrier} is outside 0..{NAMED_BARRIERS - 1} "
                          f"(the named barriers of a CTA)")

@@ -59,6 +59,15 @@ def const(value, type_: ir.Type) -> ir.Value:
     return generic("arith.constant", [], type_, {"value": attr})
 
 
+def int_constant(value: ir.Value) -> int | None:
+    """The integer an arith.constant `value` holds, or None for anything else."""
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return None
+    attr = owner.attributes["value"]
+    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
+
+
 def stored_const(value, type_: ir.Type) -> ir.Value:
     """const(value, type_) as LLVM holds it: an 8-bit float as its bits (i8)."""
     return const(f8_bits(value, type_), llvm_type(type_)) if is_f8(type_) else const(value, type_)

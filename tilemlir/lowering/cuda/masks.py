@@ -37,21 +37,13 @@ def bounds_per_dim(ctx):
     return f"the window has {rank} dims but the op has {len(bound_values(ctx))} bounds"
 
 
-def static_bound(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return None
-    attr = owner.attributes["value"]
-    return ir.IntegerAttr(attr).value if isinstance(attr, ir.IntegerAttr) else None
-
-
 def tested_dims(ctx) -> list[int]:
     """The dims whose bound may cut the window (all but those with a constant bound at least
     the extent)."""
     shape = ctx.buffer("dst").shape
     out = []
     for d, value in enumerate(bound_values(ctx)):
-        b = static_bound(value)
+        b = emit.int_constant(value)
         if b is None or b < shape[d]:
             out.append(d)
     return out
