@@ -58,6 +58,9 @@ case("hgemm-numpy-extents", GEMM + "import numpy as np\n"
      "assert g.shape == (300, 264, 40) and all(type(v) is int for v in g.shape)", None)
 case("hgemm-numpy-bool", GEMM + "import numpy as np\nhgemm(np.bool_(True), 64, 64, target='sm_90a')",
      "ShapeError", "hgemm: M must be a positive integer, got np.True_")
+case("hgemm-bool-after-its-int", GEMM + "hgemm(1, 64, 64, target='sm_90a')\n"
+     "hgemm(True, 64, 64, target='sm_90a')", "ShapeError",
+     "hgemm: M must be a positive integer, got True")
 case("softmax-numpy-n", NORMS + "import numpy as np\nsoftmax(np.int64(7), np.int64(1000))", None)
 case("hgemm-call-numpy", GEMM + "import numpy as np\n"
      "hgemm(64, 64, 64, target='sm_90a')(np.zeros((64, 64), np.float16), np.zeros((64, 64), np.float16))",

@@ -284,7 +284,7 @@ def choose_config(M: int, N: int, K: int, dtype: str = "float16", sms: int = SMS
                   target=None) -> dict:
     """The configuration for this shape on `target` (default: sm_90a's heuristic, see the
     module docstring; a chip name or Target routes to the kernel family the chip has)."""
-    _check_shape(M, N, K, dtype)
+    M, N, K = _check_shape(M, N, K, dtype)
     family = _family(_target(target))
     if family == "hopper":
         return candidate_configs(M, N, K, sms)[0]
@@ -361,11 +361,14 @@ def check_extents(kernel: str, M, N, K) -> None:
                              f"counters)")
 
 
-def _check_shape(M, N, K, dtype) -> None:
+def _check_shape(M, N, K, dtype) -> tuple:
+    """(M, N, K) as Python ints (numpy's integers taken), after the checks."""
+    M, N, K = (integral(v) for v in (M, N, K))
     check_extents("hgemm", M, N, K)
     # The kernels check the rest (N and K multiples of 8) when they build.
     if dtype not in ("float16", "bfloat16"):
         raise ShapeError(f"hgemm: dtype must be 'float16' or 'bfloat16', got {dtype!r}")
+    return M, N, K
 
 
 _TORCH_DTYPES = {"float16": "float16", "bfloat16": "bfloat16"}
@@ -411,8 +414,7 @@ class Gemm:
 
     def __init__(self, M: int, N: int, K: int, dtype: str = "float16", config: dict | None = None,
                  target: str | None = None, *, fixed_m: bool = False):
-        M, N, K = (integral(v) for v in (M, N, K))
-        _check_shape(M, N, K, dtype)
+        M, N, K = _check_shape(M, N, K, dtype)
         self.shape = (M, N, K)
         self.dtype = dtype
         resolved = _target(target)
@@ -514,8 +516,9 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
     target's kernel family unless `config` names one), cached per (shape, dtype,
     configuration, target)."""
     # The heuristic's choice is remembered with the shape (a call per step of a server asks
-    # again and again: choosing is many times the launch's cost).
-    M, N, K = (integral(v) for v in (M, N, K))
+    # again and again: choosing is many times the launch's cost). The extents are checked
+    # first: True would otherwise find the Gemm remembered for 1.
+    M, N, K = _check_shape(M, N, K, dtype)
     try:
         asked = (M, N, K, dtype, None if config is None else tuple(sorted(config.items())),
                  target)
@@ -524,7 +527,6 @@ def hgemm(M: int, N: int, K: int, dtype: str = "float16", config: dict | None = 
         asked, gemm = None, None
     if gemm is not None:
         return gemm
-    _check_shape(M, N, K, dtype)
     resolved = _target(target)
     chosen = _check_config(config, resolved) if config is not None else \
         choose_config(M, N, K, dtype, target=resolved)
@@ -546,8 +548,7 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
     import tilemlir
     from tilemlir.runtime.cuda import require_torch_cuda
     from tilemlir.runtime.tuning import do_bench
-    M, N, K = (integral(v) for v in (M, N, K))
-    _check_shape(M, N, K, dtype)
+    M, N, K = _check_shape(M, N, K, dtype)
     if _family(_target(target)) != "hopper":
         raise TargetError(f"tuned_hgemm tunes the sm_90a kernels; on "
                           f"{_target(target).chip} use hgemm (one configuration per shape)")

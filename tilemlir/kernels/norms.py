@@ -182,9 +182,11 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
 MAX_ROWS = 2 ** 31 - 1      # a kernel's rows are counted in 32 bits (its run-time M, its grid)
 
 
-def _check(kernel: str, M, N, dtype: str) -> None:
-    """ValueError naming the argument unless M is a positive integer up to MAX_ROWS or a
-    run-time dim, N a positive integer and dtype a 16-bit float."""
+def _check(kernel: str, M, N, dtype: str) -> tuple:
+    """(M, N), numpy's integers as Python ints; ValueError naming the argument unless M is a
+    positive integer up to MAX_ROWS or a run-time dim, N a positive integer and dtype one of
+    DTYPES."""
+    M, N = integral(M), integral(N)
     if not isinstance(M, T.DimExpr):
         if isinstance(M, bool) or not isinstance(M, int) or M < 1:
             raise ValueError(f"{kernel}: M must be a positive integer, got {M!r}")
@@ -196,6 +198,7 @@ def _check(kernel: str, M, N, dtype: str) -> None:
     if dtype not in DTYPES:
         raise ValueError(f"{kernel}: dtype must be 'float16', 'bfloat16' or 'float32', got "
                          f"{dtype!r}")
+    return M, N
 
 
 def _check_eps(kernel: str, eps) -> None:
@@ -239,8 +242,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
     uses ex2.approx.ftz for exp. per_thread: as row_plan's."""
-    M, N = integral(M), integral(N)
-    _check("softmax", M, N, dtype)
+    M, N = _check("softmax", M, N, dtype)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
     plan = row_plan(N, dtype, per_thread, "softmax")
@@ -280,8 +282,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
              per_thread: int | None = None):
     """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
     (M an int or a run-time dim), f32 math. per_thread: as row_plan's."""
-    M, N = integral(M), integral(N)
-    _check("rms_norm", M, N, dtype)
+    M, N = _check("rms_norm", M, N, dtype)
     _check_eps("rms_norm", eps)
     plan = row_plan(N, dtype, per_thread, "rms_norm")
     if not plan.in_registers:
@@ -329,8 +330,7 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
     tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
     deviations from it (two reductions over the row, no cancellation). per_thread: as
     row_plan's."""
-    M, N = integral(M), integral(N)
-    _check("layer_norm", M, N, dtype)
+    M, N = _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
     plan = row_plan(N, dtype, per_thread, "layer_norm")
     if not plan.in_registers:
@@ -739,16 +739,17 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
 
 def softmax_rows(x, out=None, fast: bool = False):
     """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16,
-    bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given), written on
-    the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for exp."""
+    bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given),
+    written on the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for
+    exp."""
     dtype, N, rows = _rows_of("softmax_rows", x, out)
     return _run("softmax", N, dtype, rows, x, (), out, fast=fast)
 
 
 def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
     """torch.nn.functional.rms_norm(x, (N,), weight, eps) for a torch CUDA tensor x of shape
-    [..., N] (float16, bfloat16 or float32, any strides; weight [N] of x's dtype, None: ones), in f32
-    math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
+    [..., N] (float16, bfloat16 or float32, any strides; weight [N] of x's dtype, None: ones),
+    in f32 math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
     given), written on the current stream. Compiles once per (N, dtype, eps)."""
     dtype, N, rows = _rows_of("rms_norm_rows", x, out)
     if eps is None:
@@ -761,9 +762,9 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
 
 def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None):
     """torch.nn.functional.layer_norm(x, (N,), weight, bias, eps) for a torch CUDA tensor x of
-    shape [..., N] (float16, bfloat16 or float32, any strides; weight and bias [N] of x's dtype, None:
-    ones and zeros), in f32 math. Returns `out` (a new tensor unless given), written on the
-    current stream. Compiles once per (N, dtype, eps)."""
+    shape [..., N] (float16, bfloat16 or float32, any strides; weight and bias [N] of x's
+    dtype, None: ones and zeros), in f32 math. Returns `out` (a new tensor unless given),
+    written on the current stream. Compiles once per (N, dtype, eps)."""
     dtype, N, rows = _rows_of("layer_norm_rows", x, out)
     eps = _eps("layer_norm_rows", eps)
     w = _vector("layer_norm_rows", "weight", weight, x, N, 1.0)
