@@ -16,11 +16,11 @@ Suites (float16 and bfloat16 unless --dtypes says otherwise):
   aligned    the 10 shapes of bench/gemm.py
 
 Every case: the front door's own choice (hgemm), its output NaN-poisoned and checked against a
-float32 reference on fresh random-normal inputs (relative Frobenius error below --tolerance,
-every element written); then ours, torch.matmul (cuBLAS) and the masked Triton kernel of
-bench/triton_matmul.py timed on the same inputs by tilemlir.testing.do_bench_alternating
-(input sets rotated, L2 flushed before each timed launch, a GPU spin before each so the events
-time kernels). The random suite times Triton in one fixed configuration (128x128x64 tiles,
+float32 reference on fresh random-normal inputs by bench/gemm.py's check (relative Frobenius
+error below --tolerance, every element written); then ours, torch.matmul (cuBLAS) and the
+masked Triton kernel of bench/triton_matmul.py timed on the same inputs by
+tilemlir.testing.do_bench_alternating (input sets rotated, L2 flushed before each timed
+launch, a GPU spin before each so the events time kernels). The random suite times Triton in one fixed configuration (128x128x64 tiles,
 4 stages, 8 warps): autotuning hundreds of shapes would take longer than the sweep.
 
 The configurations are compiled ahead of the cases, side by side in --workers processes, into
@@ -102,28 +102,19 @@ def copy_bandwidth(torch, do_bench) -> float:
 def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) -> dict:
     suite, (m, n, k), dtype_name = case
     from tilemlir.kernels.gemm import hgemm
-    dtype = getattr(torch, dtype_name)
+    from bench.gemm import check, operands
     row = dict(suite=suite, shape=f"{m}x{n}x{k}", dtype=dtype_name)
     gemm = hgemm(m, n, k, dtype_name)
     row["config"] = ":".join(f"{key}={value}" for key, value in gemm.config.items())
-    a = torch.randn(m, k, device="cuda", dtype=dtype)
-    b = torch.randn(n, k, device="cuda", dtype=dtype)
-    d = torch.full((m, n), float("nan"), device="cuda", dtype=dtype)
-    gemm(a, b, out=d)
-    torch.cuda.synchronize()
-    unwritten = int(torch.isnan(d).sum())
-    ref = a.float() @ b.float().T
-    err = ((d.float() - ref).norm() / ref.norm().clamp_min(1e-30)).item()
-    row["rel_err"] = err
-    if unwritten or not err < args.tolerance:
-        row["wrong"] = f"{unwritten} unwritten, relative error {err:.2e}"
+    try:                                     # fresh inputs, NaN-poisoned output, float32 ref
+        row["rel_err"] = check(gemm, m, n, k, getattr(torch, dtype_name), args.tolerance)
+    except AssertionError as err:
+        row["wrong"] = str(err)
         return row
     if args.no_timing:
         return row
     triton = triton_fixed if suite == "random" else triton_tuned
-    sets = [(torch.randn(m, k, device="cuda", dtype=dtype), torch.randn(n, k, device="cuda",
-                                                                        dtype=dtype),
-             torch.empty(m, n, device="cuda", dtype=dtype)) for _ in range(args.sets)]
+    sets = [operands(m, n, k, dtype_name) for _ in range(args.sets)]
     triton(*sets[0])                                         # autotune outside the timings
     fns = [lambda a, b, d: gemm(a, b, out=d), lambda a, b, d: torch.matmul(a, b.T, out=d),
            triton]
@@ -137,7 +128,7 @@ def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) 
                triton_tflops=flops / tri / 1e9, vs_cublas=cublas / ours, vs_triton=tri / ours,
                ours_us=ours * 1e3)
     if suite == "decode":
-        b_bytes = n * k * b.element_size()
+        b_bytes = n * k * sets[0][1].element_size()
         row.update(b_gbs=b_bytes / ours / 1e6, cublas_b_gbs=b_bytes / cublas / 1e6)
         row["of_copy"] = row["b_gbs"] / copy_gbs
     return row

@@ -64,13 +64,9 @@ def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     config["SMS"] = SMS if config["KERNEL"] != "hgemm_v7" else 2 * SMS      # v7: pairs
     kernel = Gemm(M, N, K, dtype, config, target="sm_90a").factory_kernel
     rng = np.random.default_rng(M * N * K)
-    a, b = rng.standard_normal((M, K)), rng.standard_normal((N, K))
-    if dtype == "bfloat16":
-        A, B, D = bf16_bits(a), bf16_bits(b), np.full((M, N), 0x7FC0, np.uint16)  # NaN bits
-        widen = lambda x: (x.astype(np.uint32) << 16).view(np.float32)      # noqa: E731
-    else:
-        A, B, D = a.astype(np.float16), b.astype(np.float16), np.full((M, N), np.nan, np.float16)
-        widen = lambda x: x.astype(np.float32)                              # noqa: E731
+    encode, widen = _bits(dtype)
+    A, B = encode(rng.standard_normal((M, K))), encode(rng.standard_normal((N, K)))
+    D = encode(np.full((M, N), np.nan))
     extra = []
     if config.get("SPLIT_K", 1) > 1:          # the workspace and counters, as the door sizes them
         for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
@@ -81,13 +77,16 @@ def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     return widen(D), widen(A) @ widen(B).T, config
 
 
+def _unwritten(got: np.ndarray) -> str | None:
+    """NaN left in an output that started as NaN: elements the kernel never wrote."""
+    count = int(np.isnan(got).sum())
+    return f"{count} outputs unwritten" if count else None
+
+
 def problem(got: np.ndarray, ref: np.ndarray) -> str | None:
-    """Why `got` is wrong, or None."""
-    unwritten = int(np.isnan(got).sum())
-    if unwritten:
-        return f"{unwritten} outputs unwritten"
+    """Why `got` is wrong (relative Frobenius error), or None."""
     err = float(np.linalg.norm(got - ref) / max(np.linalg.norm(ref), 1e-30))
-    return None if err < 1e-2 else f"relative error {err:.2e}"
+    return _unwritten(got) or (None if err < 1e-2 else f"relative error {err:.2e}")
 
 
 def _bits(dtype: str):
@@ -127,7 +126,8 @@ def run_fp8(M, N, K, scaling, fast, SMS):
     a, b = ((rng.standard_normal(shape) * 2).astype(e4m3) for shape in ((M, K), (N, K)))
     sa, sb = ((rng.random(shape) + 0.5).astype(np.float32)
               for shape in scale_shapes(M, N, K, scaling))
-    d = np.full((M, N), 0x7FC0, np.uint16)                             # bfloat16 NaN bits
+    encode, widen = _bits("bfloat16")                                  # the output's type
+    d = encode(np.full((M, N), np.nan))
     kernel = fp8_gemm(T.dynamic("M"), N, K, "float8_e4m3fn", "float8_e4m3fn", "bfloat16",
                       scaling, **config)
     tilemlir.interpret(kernel, a, b, sa, sb, d)
@@ -142,7 +142,7 @@ def run_fp8(M, N, K, scaling, fast, SMS):
             ks = slice(kb * SCALE_BLOCK, (kb + 1) * SCALE_BLOCK)
             ref += af[:, ks] @ bf[:, ks].T * sa[:, kb:kb + 1] * \
                 np.repeat(sb[:, kb], SCALE_BLOCK)[None, :N]
-    return (d.astype(np.uint32) << 16).view(np.float32), ref, config
+    return widen(d), ref, config
 
 
 _ACTIVATIONS = {None: lambda x: x, "relu": lambda x: np.maximum(x, 0),
@@ -236,8 +236,7 @@ def run_norm(op: str, M: int, N: int, dtype: str):
     shift, scale = (0.0, 4.0) if op == "softmax" else (1.0, 1.0)
     X = encode(rng.standard_normal((M, N)) * scale + shift)
     W, B = encode(rng.random(N) + 0.5), encode(rng.standard_normal(N))
-    Y = np.full((M, N), 0x7FC0, np.uint16) if dtype == "bfloat16" else \
-        np.full((M, N), np.nan, np.float32 if dtype == "float32" else np.float16)
+    Y = encode(np.full((M, N), np.nan))
     kernel = getattr(norms, op)(T.dynamic("M"), N, dtype)
     tilemlir.interpret(kernel, *{"softmax": (X, Y), "rms_norm": (X, W, Y),
                                  "layer_norm": (X, W, B, Y)}[op])
@@ -256,19 +255,15 @@ def run_norm(op: str, M: int, N: int, dtype: str):
 
 
 def attention_problem(got, ref) -> str | None:
-    unwritten = int(np.isnan(got).sum())
-    if unwritten:
-        return f"{unwritten} outputs unwritten"
+    """Why `got` is wrong (largest error), or None."""
     err = float(np.abs(got - ref).max())
-    return None if err < 3e-3 else f"largest error {err:.2e}"
+    return _unwritten(got) or (None if err < 3e-3 else f"largest error {err:.2e}")
 
 
 def norm_problem(got, ref, tolerance) -> str | None:
-    unwritten = int(np.isnan(got).sum())
-    if unwritten:
-        return f"{unwritten} outputs unwritten"
+    """Why `got` is wrong (an element past its tolerance), or None."""
     worst = float((np.abs(got - ref) / tolerance).max())
-    return None if worst <= 1.0 else f"{worst:.2f}x the tolerance"
+    return _unwritten(got) or (None if worst <= 1.0 else f"{worst:.2f}x the tolerance")
 
 
 def _suite(args):
@@ -306,7 +301,8 @@ def _suite(args):
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--suite", default="gemm", choices=("gemm", "fp8", "fused", "attention", "norms"))
+    p.add_argument("--suite", default="gemm",
+                   choices=("gemm", "fp8", "fused", "attention", "norms"))
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--seed", type=int, default=21)
     p.add_argument("--long", action="store_true", help="norms: rows of 16000..131072")

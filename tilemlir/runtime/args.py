@@ -356,7 +356,9 @@ def kernel_input(t):
     """`t`, or a contiguous copy that starts on GLOBAL_ALIGNMENT bytes where `t` is strided or
     starts elsewhere (a torch view into another tensor's storage, say): the kernels take
     row-major aligned buffers, the front doors whatever a torch user has."""
-    return t if _dense(t) else t.clone(memory_format=_torch().contiguous_format)
+    if _dense(t):
+        return t
+    return t.clone() if t.is_contiguous() else t.contiguous()   # a fresh, aligned allocation
 
 
 def kernel_output(t):
@@ -364,8 +366,3 @@ def kernel_output(t):
     aligned a contiguous scratch tensor, whose contents the caller then copies into `t`
     (`t.copy_(target)`, on the current stream, after the kernel)."""
     return t if _dense(t) else t.new_empty(t.shape)
-
-
-def _torch():
-    import torch
-    return torch
