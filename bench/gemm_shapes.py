@@ -20,8 +20,10 @@ float32 reference on fresh random-normal inputs by bench/gemm.py's check (relati
 error below --tolerance, every element written); then ours, torch.matmul (cuBLAS) and the
 masked Triton kernel of bench/triton_matmul.py timed on the same inputs by
 tilemlir.testing.do_bench_alternating (input sets rotated, L2 flushed before each timed
-launch, a GPU spin before each so the events time kernels). The random suite times Triton in one fixed configuration (128x128x64 tiles,
-4 stages, 8 warps): autotuning hundreds of shapes would take longer than the sweep.
+launch, a GPU spin before each so the events time kernels). The random suite times Triton in
+one fixed configuration (128x128x64 tiles, 4 stages, 8 warps): autotuning hundreds of shapes
+would take longer than the sweep. --candidates N also times the first N of candidate_configs
+of each case (what tuned_hgemm chooses from) and reports the best beside the heuristic's.
 
 The configurations are compiled ahead of the cases, side by side in --workers processes, into
 the disk cache (TILEMLIR_CACHE_DIR), and each case runs once its compile is done, hitting the
@@ -79,16 +81,24 @@ def cases(args) -> list[tuple[str, tuple[int, int, int], str]]:
     return out
 
 
-def compile_case(case) -> str:
-    """Compiles the front door's kernel for one shape into the disk cache (a worker process);
-    '' or the refusal."""
+def compile_case(case, candidates: int = 0) -> str:
+    """Compiles the front door's kernel for one shape, and its first `candidates` candidate
+    configurations, into the disk cache (a worker process); '' or the refusal."""
     _, (m, n, k), dtype = case
     try:
-        from tilemlir.kernels.gemm import hgemm
+        from tilemlir.kernels.gemm import Gemm, hgemm
         hgemm(m, n, k, dtype).kernel
+        for config in candidates_of(m, n, k, candidates):
+            Gemm(m, n, k, dtype, config).kernel
         return ""
     except Exception as err:  # reported again, and counted, by the timed process
         return f"{type(err).__name__}: {err}"
+
+
+def candidates_of(m: int, n: int, k: int, count: int) -> list[dict]:
+    """The first `count` of candidate_configs (what tuned_hgemm would time)."""
+    from tilemlir.kernels.gemm import candidate_configs
+    return candidate_configs(m, n, k)[:count] if count else []
 
 
 def copy_bandwidth(torch, do_bench) -> float:
@@ -127,10 +137,25 @@ def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) 
     row.update(ours_tflops=flops / ours / 1e9, cublas_tflops=flops / cublas / 1e9,
                triton_tflops=flops / tri / 1e9, vs_cublas=cublas / ours, vs_triton=tri / ours,
                ours_us=ours * 1e3)
+    if args.candidates:                  # what tuning would find, timed beside cuBLAS again
+        from tilemlir.kernels.gemm import Gemm
+        configs = candidates_of(m, n, k, args.candidates)
+        gemms = [Gemm(m, n, k, dtype_name, c) for c in configs]
+        fns = [lambda a, b, d, g=g: g(a, b, out=d) for g in gemms]
+        times = [t.median for t in do_bench(fns + [lambda a, b, d: torch.matmul(a, b.T, out=d)],
+                                            blocks=2, reps=reps, warmup_ms=warmup, args=sets,
+                                            spin_us=args.spin_us)]
+        best = min(range(len(configs)), key=times.__getitem__)
+        row.update(best_vs_cublas=times[-1] / times[best], best_rank=best,
+                   heuristic_of_best=times[best] / times[configs.index(gemm.config)]
+                   if gemm.config in configs else float("nan"),
+                   best_config=":".join(f"{key}={value}" for key, value in configs[best].items()))
     if suite == "decode":
         b_bytes = n * k * sets[0][1].element_size()
         row.update(b_gbs=b_bytes / ours / 1e6, cublas_b_gbs=b_bytes / cublas / 1e6)
         row["of_copy"] = row["b_gbs"] / copy_gbs
+        if args.candidates:
+            row["best_of_copy"] = row["of_copy"] * row["best_vs_cublas"] / row["vs_cublas"]
     return row
 
 
@@ -155,6 +180,11 @@ def summary(rows: list[dict], total: int, copy_gbs: float | None) -> list[str]:
                      f"(lowest {min(r['vs_cublas'] for r in timed):.3f}x), "
                      f"{geomean(r['vs_triton'] for r in timed):.3f}x Triton (lowest "
                      f"{min(r['vs_triton'] for r in timed):.3f}x)")
+        tuned = [r for r in timed if "best_vs_cublas" in r]
+        if tuned:
+            best = [r["best_vs_cublas"] for r in tuned]
+            line += (f"; the best of the candidates timed: {geomean(best):.3f}x cuBLAS "
+                     f"(lowest {min(best):.3f}x)")
         if suite == "decode" and timed and copy_gbs:
             line += (f"; B read at {min(r['of_copy'] for r in timed):.0%} to "
                      f"{max(r['of_copy'] for r in timed):.0%} of the copy's {copy_gbs:.0f} GB/s")
@@ -201,6 +231,17 @@ def write(path: Path | None, env: dict, args, rows: list[dict], total: int,
         lines.append(f"{head} {r['ours_tflops']:.1f} | {r['cublas_tflops']:.1f} | "
                      f"{r['triton_tflops']:.1f} | {r['vs_cublas']:.3f} | {r['vs_triton']:.3f} | "
                      f"{r['ours_us']:.1f} | {bw} | {r['rel_err']:.1e} | {r['config']} |")
+    tuned = [r for r in rows if "best_vs_cublas" in r]
+    if tuned:
+        lines += ["", "## The best candidate of each case (--candidates)", "",
+                  "| suite | M x N x K | dtype | heuristic vs cuBLAS | best vs cuBLAS | "
+                  "heuristic's time / best's | rank | best B of copy | best config |",
+                  "|---|---|---|---:|---:|---:|---:|---:|---|"]
+        for r in tuned:
+            copy = f"{r['best_of_copy']:.0%}" if "best_of_copy" in r else ""
+            lines.append(f"| {r['suite']} | {r['shape']} | {r['dtype']} | {r['vs_cublas']:.3f} | "
+                         f"{r['best_vs_cublas']:.3f} | {1 / r['heuristic_of_best']:.3f} | "
+                         f"{r['best_rank']} | {copy} | {r['best_config']} |")
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text("\n".join(lines) + "\n")
@@ -237,6 +278,8 @@ def main() -> None:
     p.add_argument("--workers", type=int, default=12, help="compile processes (0: none)")
     p.add_argument("--case-timeout", type=float, default=120.0,
                    help="seconds one case may take before the run stops, calling it hung")
+    p.add_argument("--candidates", type=int, default=0,
+                   help="also time the first N candidate configurations of each case")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     unknown = [s for s in args.suite if s not in SUITES]
@@ -255,7 +298,8 @@ def main() -> None:
         if args.workers:
             pool = stack.enter_context(ProcessPoolExecutor(
                 args.workers, mp_context=multiprocessing.get_context("spawn")))
-            compiled = pool.map(compile_case, todo, chunksize=2)   # in order, as they finish
+            compiled = pool.map(compile_case, todo, [args.candidates] * len(todo),
+                                chunksize=2)                # in order, as they finish
         for case, _ in zip(todo, compiled):
             watchdog = threading.Timer(args.case_timeout, hung, (case, args, env, rows,
                                                                   len(todo), copy_gbs))

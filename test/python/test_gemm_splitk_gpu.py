@@ -102,6 +102,40 @@ def test_front_door_matches_torch(shape, dtype):
     _check(hgemm(m, n, k, DTYPES[dtype]), m, n, k, dtype)
 
 
+UNALIGNED_K = [(333, 444, 555), (2999, 8193, 769), (1785, 131, 77), (65, 300, 3),
+               (1000, 1000, 1002)]
+
+
+@pytest.mark.parametrize("producer", ["pad_k", "cp_async"])
+@pytest.mark.parametrize("shape", UNALIGNED_K, ids=["x".join(map(str, s)) for s in UNALIGNED_K])
+def test_unaligned_k_padded_and_cp_async_match_torch(shape, producer):
+    """K not a multiple of 8: the front door's choice (rows padded with zeros by the front
+    door, TMA kernels) and the first masked cp.async candidate, on strided operands too."""
+    m, n, k = shape
+    configs = candidate_configs(m, n, k)
+    config = next(c for c in configs if bool(c.get("PAD_K")) == (producer == "pad_k"))
+    if producer == "pad_k":
+        assert config == configs[0], "padding is the front door's choice"
+    gemm = Gemm(m, n, k, "float16", config)
+    _check(gemm, m, n, k, torch.float16)
+    a = torch.randn(k, m, device="cuda", dtype=torch.float16).T       # strided views
+    b = torch.randn(n, k + 5, device="cuda", dtype=torch.float16)[:, 5:]
+    d = gemm(a, b, out=poisoned((m, n), torch.float16))
+    torch.cuda.synchronize()
+    assert_matches(d.float(), a.float() @ b.float().T, rtol=2e-2, atol=2e-2 * k ** 0.5)
+
+
+def test_padded_front_door_names_a_wrong_operand():
+    from tilemlir.runtime.args import ArgumentError
+    gemm = hgemm(333, 444, 555, "float16")
+    assert gemm.config.get("PAD_K")
+    a, b = _inputs(333, 444, 555, torch.float16)
+    with pytest.raises(ArgumentError, match=r"hgemm: b must be 444 x 555, got \[444, 554\]"):
+        gemm(a, b[:, :554])
+    with pytest.raises(ArgumentError, match=r"hgemm: a must be 333 x 555, got \[333, 556\]"):
+        gemm(torch.randn(333, 556, device="cuda", dtype=torch.float16), b)
+
+
 def test_matmul_nt_allocates_the_output():
     a, b = _inputs(1000, 1000, 8192, torch.float16)
     d = matmul_nt(a, b)
@@ -128,6 +162,10 @@ def test_matmul_nt_takes_any_strides_and_sizes():
 
 def test_tuned_front_door_picks_a_candidate_and_is_correct(isolated_cache):
     m, n, k = 1000, 1000, 2048                 # 16 candidates, split-K among them
+    tuned = tuned_hgemm(m, n, k, "float16")
+    assert tuned.config in candidate_configs(m, n, k)
+    _check(tuned, m, n, k, torch.float16)
+    m, n, k = 700, 900, 1001                   # K not a multiple of 8: padded and cp.async
     tuned = tuned_hgemm(m, n, k, "float16")
     assert tuned.config in candidate_configs(m, n, k)
     _check(tuned, m, n, k, torch.float16)

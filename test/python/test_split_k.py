@@ -155,21 +155,40 @@ def test_tiles_may_hang_past_small_shapes():
         gemm.gemm_kernel(*shape, "float16", **config).build()
 
 
-@pytest.mark.parametrize("shape,producer,epilogue", [
-    ((3333, 4444, 5552), None, "direct"), ((1000, 3, 128), None, "direct"),
-    ((333, 444, 555), "cp_async", "direct"), ((100, 4096, 4095), "cp_async", None),
-    ((4096, 4096, 4096), None, None)])
-def test_unaligned_rows_choose_cp_async_loads_and_direct_stores(shape, producer, epilogue):
-    """K not a multiple of 8 rules out TMA loads (hgemm_v6 with cp.async), N not a multiple of
-    8 TMA stores (direct masked stores); aligned shapes keep their configurations as they were."""
+@pytest.mark.parametrize("shape,unaligned_k,epilogue", [
+    ((3333, 4444, 5552), False, "direct"), ((1000, 3, 128), False, "direct"),
+    ((333, 444, 555), True, "direct"), ((100, 4096, 4095), True, None),
+    ((65, 300, 3), True, "direct"), ((4096, 4096, 4096), False, None)])
+def test_unaligned_rows_pad_k_or_cp_async_and_direct_stores(shape, unaligned_k, epilogue):
+    """K not a multiple of 8 rules out TMA loads of A's and B's rows as they are: the padded
+    candidates (PAD_K: the front door copies them into rows of a multiple of 8, TMA loads
+    those, any kernel) come first, then hgemm_v6 with cp.async; N not a multiple of 8 rules
+    out TMA stores (direct masked stores). Aligned shapes keep their configurations."""
+    M, N, K = shape
     configs = gemm.candidate_configs(*shape)
+    padded = [c for c in configs if c.get("PAD_K")]
+    assert configs[:len(padded)] == padded
+    assert bool(padded) == unaligned_k
     for config in configs:
-        assert config.get("PRODUCER") == producer and config.get("EPILOGUE") == epilogue
-        if producer:
+        assert config.get("EPILOGUE") == epilogue
+        assert config.get("PRODUCER") == ("cp_async" if unaligned_k and not config.get("PAD_K")
+                                          else None)
+        if config.get("PRODUCER"):
             assert config["KERNEL"] == "hgemm_v6"
         if epilogue:
             assert config["KERNEL"] != "hgemm_v8"
+    if unaligned_k:
+        assert [c for c in configs[len(padded):]], "the cp.async candidates stay for autotune"
+        assert {c["KERNEL"] for c in padded} >= {"hgemm_v6"}
+        from tilemlir.runtime.signature import kernels
+        module = gemm.gemm_kernel(*shape, "float16", **padded[0]).build()
+        assert kernels(module)[0].params[0].shape == (M, gemm.padded_k(K))
     gemm.gemm_kernel(*shape, "float16", **configs[0]).build()
+
+
+def test_pad_k_refusal():
+    with pytest.raises(ShapeError, match="PAD_K must be True or False, got 8"):
+        gemm.gemm_kernel(100, 100, 100, PAD_K=8)
 
 
 def test_front_door_refusals():

@@ -134,15 +134,30 @@ KERNEL_FEATURES = {"hgemm_v6": "wgmma", "hgemm_v7": "wgmma", "hgemm_v8": "wgmma"
 DECODE_M = 64
 # The extents every kernel can address: TMA coordinates and loop counters are 32-bit.
 MAX_EXTENT = 2 ** 31 - 1
+# K not a multiple of 8 (rows of A and B not whole 16-byte units): above DECODE_M rows the
+# front door pads A's and B's rows with zeros to a multiple of this (PAD_K) and runs the TMA
+# kernels. The masked cp.async producer loads such rows 2, 4 or 8 bytes at a time (odd K: no
+# cp.async at all, ld.global + st.shared per element) and ran at 0.34-0.48x cuBLAS on
+# 1000 x 3000 x 1001 .. 8192 x 1785 x 4099, 0.59x over 174 random shapes
+# (results/2026-12-02-evidence/session3/gemm-shapes.md); the copy reads A and B once more.
+# Decode shapes keep cp.async: there B is the traffic, and a copy would triple it.
+PAD_K_MULTIPLE = 8
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
-                **config):
+                PAD_K: bool = False, **config):
     """The kernel of one front-door configuration: KERNEL (a KERNELS key) built with the rest
-    of `config` as its parameters. The factory tilemlir.autotune tunes over."""
+    of `config` as its parameters. The factory tilemlir.autotune tunes over.
+
+    PAD_K=True builds it for K rounded up to a multiple of PAD_K_MULTIPLE (padded_k): the
+    front door (Gemm) hands it A and B copied into rows padded with zeros, which TMA loads."""
     factory = KERNELS.get(KERNEL)
     if factory is None:
         raise ShapeError(f"hgemm: KERNEL must be one of {', '.join(KERNELS)}, got {KERNEL!r}")
+    if not isinstance(PAD_K, bool):
+        raise ShapeError(f"hgemm: PAD_K must be True or False, got {PAD_K!r}")
+    if PAD_K:
+        K = padded_k(K)
     try:
         return factory(M, N, K, dtype, **config)
     except TypeError as err:        # a parameter the factory does not take
@@ -151,6 +166,11 @@ def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "h
         if isinstance(err, ShapeError):
             raise
         raise ShapeError(f"hgemm: {err}") from None
+
+
+def padded_k(K: int) -> int:
+    """K rounded up to whole 16-byte units of 16-bit elements: the K a PAD_K kernel runs."""
+    return -(-K // PAD_K_MULTIPLE) * PAD_K_MULTIPLE
 
 
 def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
@@ -223,9 +243,10 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     pairs leave a partial last wave; hgemm_v8 with SPLIT_K 2 and 4 where its
     slices are whole 64-column steps and tiles x SPLIT_K CTAs fit the SMs (one wave).
 
-    Rows that are not a whole number of 16-byte units rule TMA out where they are: K not a
-    multiple of 8 (A's and B's rows) leaves hgemm_v6 with PRODUCER="cp_async", N not a multiple
-    of 8 (D's rows) hgemm_v6 and v7 with EPILOGUE="direct".
+    Rows that are not a whole number of 16-byte units rule TMA out where they are. K not a
+    multiple of 8 (A's and B's rows): every candidate with PAD_K (A and B copied into padded
+    rows by the front door), then hgemm_v6 with PRODUCER="cp_async" (loads the rows as they
+    are). N not a multiple of 8 (D's rows): hgemm_v6 and v7 with EPILOGUE="direct".
 
     M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
     check_extents("candidate_configs", M, N, K)
@@ -235,9 +256,18 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     k_tiles = math.ceil(K / BK)
     if M <= DECODE_M:
         return decode_candidates(M, N, K, sms)
-    configs = [_unaligned(c, K, N) for c in _aligned_candidates(M, N, K, k_tiles, sms)
-               if (K % 8 == 0 or c["KERNEL"] == "hgemm_v6")
-               and (N % 8 == 0 or c["KERNEL"] != "hgemm_v8")]
+    configs = [c for c in _aligned_candidates(M, N, K, k_tiles, sms)
+               if N % 8 == 0 or c["KERNEL"] != "hgemm_v8"]
+    padded = []
+    if K % 8:
+        padded = _ordered(M, N, padded_k(K), [dict(_unaligned(c, 8, N), PAD_K=True)
+                                              for c in configs], sms)
+        configs = [c for c in configs if c["KERNEL"] == "hgemm_v6"]
+    return padded + _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
+
+
+def _ordered(M: int, N: int, K: int, configs: list[dict], sms: int) -> list[dict]:
+    """`configs`, best modelled first; on a tie fewer splits, bigger tiles, v6, GROUP_M."""
     return sorted(configs, key=lambda c: (estimate(M, N, K, c, sms),
                                           c.get("SPLIT_K", 1) * c.get("TAIL_SPLIT", 1),
                                           -c["BM"] * c["BN"], c["KERNEL"] != "hgemm_v6",
@@ -466,7 +496,8 @@ class Gemm:
             return spaces
 
     def __call__(self, a, b, out=None):
-        from tilemlir.runtime.args import ArgumentError, kernel_input, kernel_output
+        from tilemlir.runtime.args import (ArgumentError, kernel_input, kernel_input_padded,
+                                           kernel_output)
         from tilemlir.runtime.cuda import require_torch
         torch = require_torch("hgemm")
         M, N, _ = self.shape
@@ -479,8 +510,16 @@ class Gemm:
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
                               device=a.device)
-        # any strides and alignment: through dense copies
-        a, b, target = kernel_input(a), kernel_input(b), kernel_output(out)
+        if self.config.get("PAD_K"):        # rows padded with zeros to the kernel's K
+            K = self.shape[2]
+            for name, t, rows in (("a", a, M), ("b", b, N)):
+                if tuple(t.shape) != (rows, K):
+                    raise ArgumentError(f"hgemm: {name} must be {rows} x {K}, got "
+                                        f"{list(t.shape)}")
+            a, b = (kernel_input_padded(t, padded_k(K)) for t in (a, b))
+        else:                               # any strides and alignment: through dense copies
+            a, b = kernel_input(a), kernel_input(b)
+        target = kernel_output(out)
         kernel(a, b, target, *self._workspace(a.device))
         if target is not out:
             out.copy_(target)
@@ -562,6 +601,14 @@ def tuned_hgemm(M: int, N: int, K: int, dtype: str = "float16", inputs=None,
 
     def bench(kernel, args):                  # split-K configurations take W and C as well
         extra = split_k_buffers(kernel, a.device)
+        kernel_k = kernel.signature.params[0].shape[1]
+        if kernel_k != K:                     # PAD_K: the front door's copies, timed with it
+            from tilemlir.runtime.args import kernel_input_padded
+
+            def call():
+                kernel(kernel_input_padded(a, kernel_k), kernel_input_padded(b, kernel_k),
+                       d, *extra)
+            return do_bench(call)
         return do_bench(lambda: kernel(*args, *extra))
     tuner = tilemlir.autotune(gemm_kernel, configs=candidate_configs(M, N, K), target=target,
                               bench=bench)

@@ -131,10 +131,24 @@ def decode_buffers_shapes(N, BN=128, MPAD=8, SPLIT_K=1, SMS=132, K=None):
     return split_k_buffers(schedule.split_tiles, SPLIT_K, BN, MPAD)
 
 
+# The model's cost of a split of K: its fix-up and its pipeline's prologue, in k-tile steps
+# of a 128-row tile. Fitted to every candidate timed at N = 4096 and 14336, K = 4096, M = 1
+# to 64 (results/2026-12-02-session3/decode.md): SPLIT_K = 2 ran faster than 4 and than 1 at
+# N = K = 4096 (M up to 16), which puts it between 8 and 32; with 2 the model chose splits of
+# 4 there.
+SPLIT_COST = 12
+# Where A has at most this many rows (MPAD), a k-tile step of a 64-row tile of B costs what a
+# 128-row one does: the kernel waits on B's bytes, and a CTA with half the rows in flight
+# reads them no faster. At N = 14336, 112 tiles of 128 rows ran 1.21-1.23x faster than 224
+# (or 896 split) tiles of 64 (same results file). With more rows of A the MMAs count, and
+# 64-row tiles cost half (M = 32 and 64 ran fastest on them).
+NARROW_TILE_MPAD = 16
+
+
 def decode_config(M: int, N: int, K: int, sms: int = 132) -> dict:
     """hgemm_decode's tile rows and split for the shape: enough units to keep every SM reading
     B (the roof), in as few waves as whole, without splits so fine that their fix-ups (and
-    prologues) dominate: the fewest k-tile steps per SM, a split costing two."""
+    prologues) dominate: the fewest k-tile steps per SM, a split costing SPLIT_COST."""
     return decode_candidates(M, N, K, sms)[0]
 
 
@@ -142,18 +156,20 @@ def decode_candidates(M: int, N: int, K: int, sms: int = 132) -> list[dict]:
     """hgemm_decode's configurations worth trying, best modelled first (see decode_config):
     BN 128 or 64, and splits of K while the tiles fill fewer than two waves."""
     k_tiles = math.ceil(K / 64)
+    mpad = mpad_for(M)
     scored = []
     for BN in (128, 64):
         tiles = math.ceil(N / BN)
+        step = 1.0 if mpad <= NARROW_TILE_MPAD else BN / 128
         for split in range(1, 17):
             if split > k_tiles or (split > 1 and tiles >= 2 * sms):
                 break
             units = tiles * split
-            steps = math.ceil(units / sms) * math.ceil(k_tiles / split) * BN / 128
-            scored.append((steps + 2 * split, -BN, split))
+            steps = math.ceil(units / sms) * math.ceil(k_tiles / split) * step
+            scored.append((steps + SPLIT_COST * split, -BN, split))
     configs = []
     for _, neg_bn, split in sorted(scored):
-        config = dict(KERNEL="hgemm_decode", MPAD=mpad_for(M), BN=-neg_bn, SPLIT_K=split,
+        config = dict(KERNEL="hgemm_decode", MPAD=mpad, BN=-neg_bn, SPLIT_K=split,
                       STAGES=8 if neg_bn == -128 else 12)
         if K % 8:
             config["PRODUCER"] = "cp_async"

@@ -361,6 +361,14 @@ def kernel_input(t):
     return t.clone() if t.is_contiguous() else t.contiguous()   # a fresh, aligned allocation
 
 
+def kernel_input_padded(t, columns: int):
+    """A contiguous copy of the 2-D torch tensor `t` (any strides) whose rows are padded with
+    zeros to `columns` elements, in a fresh (aligned) allocation: rows of whole 16-byte units,
+    which TMA loads, for a kernel compiled for the padded width (the GEMM front door's PAD_K)."""
+    import torch.nn.functional as F
+    return F.pad(t, (0, columns - t.shape[-1])).contiguous()
+
+
 def kernel_output(t):
     """The tensor a kernel should write for `t`: `t` itself, or where `t` is strided or not
     aligned a contiguous scratch tensor, whose contents the caller then copies into `t`
