@@ -132,7 +132,8 @@ def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) 
         (args.reps, args.warmup_ms)
     ours, cublas, tri = (t.median for t in do_bench(fns, blocks=2, reps=reps,
                                                       warmup_ms=warmup, args=sets,
-                                                      spin_us=args.spin_us))
+                                                      spin_us=args.spin_us,
+                                                      flush_l2=args.flush))
     flops = 2.0 * m * n * k
     row.update(ours_tflops=flops / ours / 1e9, cublas_tflops=flops / cublas / 1e9,
                triton_tflops=flops / tri / 1e9, vs_cublas=cublas / ours, vs_triton=tri / ours,
@@ -144,7 +145,7 @@ def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) 
         fns = [lambda a, b, d, g=g: g(a, b, out=d) for g in gemms]
         times = [t.median for t in do_bench(fns + [lambda a, b, d: torch.matmul(a, b.T, out=d)],
                                             blocks=2, reps=reps, warmup_ms=warmup, args=sets,
-                                            spin_us=args.spin_us)]
+                                            spin_us=args.spin_us, flush_l2=args.flush)]
         best = min(range(len(configs)), key=times.__getitem__)
         row.update(best_vs_cublas=times[-1] / times[best], best_rank=best,
                    heuristic_of_best=times[best] / times[configs.index(gemm.config)]
@@ -206,7 +207,8 @@ def write(path: Path | None, env: dict, args, rows: list[dict], total: int,
               f"- suites: {', '.join(args.suite)}; dtypes {', '.join(args.dtypes)}; random: "
               f"{args.count} shapes, seed {args.seed}; tolerance {args.tolerance} (relative "
               f"Frobenius error against float32, NaN-poisoned output)",
-              f"- timing: do_bench_alternating, {args.sets} input sets, L2 flushed, "
+              f"- timing: do_bench_alternating, {args.sets} input sets, L2 flushed "
+              f"({'reading' if args.flush == 'read' else 'overwriting'} 256 MiB), "
               f"{args.spin_us:g} us spin; medians of {args.reps} launches after "
               f"{args.warmup_ms:g} ms warm-up (random: {args.random_reps} after "
               f"{args.random_warmup_ms:g} ms, Triton in one fixed configuration)"]
@@ -272,6 +274,9 @@ def main() -> None:
     p.add_argument("--random-warmup-ms", type=float, default=5.0)
     p.add_argument("--spin-us", type=float, default=50.0)
     p.add_argument("--sets", type=int, default=3)
+    p.add_argument("--flush", choices=("write", "read"), default="write",
+                   help="L2 flush before each timed call: overwrite a buffer (its dirty lines "
+                        "are written back during the call) or read one (clean lines)")
     p.add_argument("--tolerance", type=float, default=1e-2)
     p.add_argument("--no-timing", action="store_true",
                    help="check every case, time none (beside other GPU work)")

@@ -31,8 +31,9 @@ against the dequantized product in float32 (relative Frobenius error below 1e-2)
 
 norms: softmax, RMSNorm and LayerNorm for a run-time M (the front doors' kernels), N
 log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16, bfloat16 and float32 in
-turn; against float64,
-per element within one ulp of the output type plus 4e-3 (float16) / 2e-2 (bfloat16).
+turn; against float64, per element within one ulp of the output type plus 4e-3 (float16) /
+2e-2 (bfloat16). --clusters: N rounded to a multiple of 8, each row split over the most CTAs
+of 2, 4 and 8 that norms.cluster_plan takes (cases it takes none of are drawn again).
 """
 
 from __future__ import annotations
@@ -214,21 +215,41 @@ def run_attention(B, H, Hkv, Sq, Skv, D, mask):
     return o.astype(np.float32), (p / p.sum(-1, keepdims=True)) @ vr
 
 
-def norm_cases(count: int, seed: int, long: bool = False) -> list[tuple[str, int, int, str]]:
-    """(op, M, N, dtype) at random, the ops and dtypes in turn."""
+def norm_cases(count: int, seed: int, long: bool = False,
+               clusters: bool = False) -> list[tuple[str, int, int, str, int]]:
+    """(op, M, N, dtype, CTAs per row) at random, the ops and dtypes in turn."""
+    from tilemlir.kernels import norms
     rng = np.random.default_rng(seed)
     low, high = (16000, 131072) if long else (1, 20000)
     out = []
-    for i in range(count):
+    while len(out) < count:
+        i = len(out)
+        op, dtype = ("softmax", "rms_norm", "layer_norm")[i % 3], \
+            ("float16", "bfloat16", "float32")[i // 3 % 3]
         N = int(np.exp(rng.uniform(np.log(low), np.log(high))))
         M = int(rng.integers(1, max(2, min(9, 40000 // N))))
-        out.append((("softmax", "rms_norm", "layer_norm")[i % 3], M, N,
-                    ("float16", "bfloat16", "float32")[i // 3 % 3]))
+        cluster = 1
+        if clusters:
+            N = -(-N // 8) * 8
+            fits = [c for c in (8, 4, 2) if _splits(norms, N, dtype, c, op)]
+            if not fits:
+                continue
+            cluster = fits[0]
+        out.append((op, M, N, dtype, cluster))
     return out
 
 
-def run_norm(op: str, M: int, N: int, dtype: str):
-    """(ours, float64 reference, per-element tolerance) of one norm case."""
+def _splits(norms, N: int, dtype: str, cluster: int, op: str) -> bool:
+    try:
+        norms.cluster_plan(N, dtype, cluster, op=op)
+        return True
+    except ValueError:
+        return False
+
+
+def run_norm(op: str, M: int, N: int, dtype: str, cluster: int = 1):
+    """(ours, float64 reference, per-element tolerance) of one norm case (rows split over
+    `cluster` CTAs where it is more than 1)."""
     import tilemlir.lang as T
     from tilemlir.kernels import norms
     rng = np.random.default_rng(M * N)
@@ -237,9 +258,11 @@ def run_norm(op: str, M: int, N: int, dtype: str):
     X = encode(rng.standard_normal((M, N)) * scale + shift)
     W, B = encode(rng.random(N) + 0.5), encode(rng.standard_normal(N))
     Y = encode(np.full((M, N), np.nan))
-    kernel = getattr(norms, op)(T.dynamic("M"), N, dtype)
+    kernel = getattr(norms, op)(T.dynamic("M"), N, dtype, cluster=cluster)
+    workspace = [np.full((M, norms.workspace_slots(op, cluster)), np.nan, np.float32)] \
+        if cluster > 1 else []
     tilemlir.interpret(kernel, *{"softmax": (X, Y), "rms_norm": (X, W, Y),
-                                 "layer_norm": (X, W, B, Y)}[op])
+                                 "layer_norm": (X, W, B, Y)}[op], *workspace)
     x, w, b = (decode(t).astype(np.float64) for t in (X, W, B))
     if op == "softmax":
         e = np.exp(x - x.max(1, keepdims=True))
@@ -294,8 +317,8 @@ def _suite(args):
 
     def norm(case):
         return case[0], norm_problem(*run_norm(*case))
-    return [("{} {}x{} {}".format(*c), lambda c=c: norm(c))
-            for c in norm_cases(args.count, args.seed, args.long)]
+    return [("{} {}x{} {} cluster={}".format(*c), lambda c=c: norm(c))
+            for c in norm_cases(args.count, args.seed, args.long, args.clusters)]
 
 
 def main() -> int:
@@ -306,6 +329,8 @@ def main() -> int:
     p.add_argument("--count", type=int, default=100)
     p.add_argument("--seed", type=int, default=21)
     p.add_argument("--long", action="store_true", help="norms: rows of 16000..131072")
+    p.add_argument("--clusters", action="store_true",
+                   help="norms: each row split over a cluster of CTAs")
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
     start, wrong, kinds = time.perf_counter(), [], {}

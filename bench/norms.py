@@ -7,6 +7,7 @@ the same process.
     python bench/norms.py --out results/norms.md
     python bench/norms.py --lengths 32000,50257 --dtypes bfloat16 --ops layer_norm
     python bench/norms.py --shapes 4096x4096,1000x8192 --ops softmax --per-thread 32,64
+    python bench/norms.py --lengths 32000,128256 --clusters 1,2,4,8     # rows over clusters
 
 By default each row length N of --lengths (1024, 4096, 32000, 50257, 128256) runs with
 M = ceil(--elements / N) rows (2^26 elements: a 128 MiB tensor in 16 bits, well past the L2).
@@ -52,7 +53,7 @@ def reference(op, x, w, b):
     return torch.nn.functional.layer_norm(xd, (N,), w.double(), b.double(), EPS[op])
 
 
-def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread):
+def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster=1):
     """(tilemlir's call, torch's call) writing / returning op(x)."""
     N = x.shape[-1]
     F = torch.nn.functional
@@ -60,9 +61,11 @@ def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread):
             "rms_norm": lambda: F.rms_norm(x, (N,), w, EPS["rms_norm"]),
             "layer_norm": lambda: F.layer_norm(x, (N,), w, b, EPS["layer_norm"])}[op]
     if per_thread is None:                                      # the front door
-        ours = {"softmax": lambda: norms.softmax_rows(x, out=y, fast=fast),
-                "rms_norm": lambda: norms.rms_norm_rows(x, w, EPS[op], out=y),
-                "layer_norm": lambda: norms.layer_norm_rows(x, w, b, EPS[op], out=y)}[op]
+        c = cluster
+        ours = {"softmax": lambda: norms.softmax_rows(x, out=y, fast=fast, cluster=c),
+                "rms_norm": lambda: norms.rms_norm_rows(x, w, EPS[op], out=y, cluster=c),
+                "layer_norm": lambda: norms.layer_norm_rows(x, w, b, EPS[op], out=y,
+                                                            cluster=c)}[op]
         return ours, peer
     options = {"fast": fast} if op == "softmax" else {"eps": EPS[op]}
     kernel = tilemlir.compile(getattr(norms, op)(T.dynamic("M"), N, dtype, per_thread=per_thread,
@@ -71,13 +74,13 @@ def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread):
     return (lambda: kernel(*args)), peer
 
 
-def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None) -> dict:
+def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None, cluster=1) -> dict:
     t = TORCH_DTYPES[dtype]
     x = (torch.randn(M, N, device="cuda") * (4.0 if op == "softmax" else 1.0)).to(t)
     w = (torch.rand(N, device="cuda") + 0.5).to(t)
     b = torch.randn(N, device="cuda").to(t)
     y = torch.full_like(x, float("nan"))
-    ours, peer = ours_and_peer(op, x, w, b, y, dtype, fast, per_thread)
+    ours, peer = ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster)
     ours()
     torch.cuda.synchronize()
     assert not torch.isnan(y).any(), f"{op} {M}x{N} {dtype}: outputs never written"
@@ -94,10 +97,20 @@ def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None) -> dict:
              (("tilemlir", ours), ("torch", peer), ("copy", copy))}
     gbps = {name: nbytes / (ms * 1e-3) / 1e9 for name, ms in times.items()}
     label = op + (" (fast exp)" if fast and op == "softmax" else "") + \
-        (f" ({per_thread} per thread)" if per_thread is not None else "")
+        (f" ({per_thread} per thread)" if per_thread is not None else "") + \
+        (f" ({cluster} CTAs per row)" if cluster != 1 else "")
     return dict(op=label, shape=f"{M}x{N}",
                 dtype=dtype, err=err, ms=times, gbps=gbps,
                 of_copy=gbps["tilemlir"] / gbps["copy"], vs_torch=times["torch"] / times["tilemlir"])
+
+
+def fits(op: str, N: int, dtype: str, cluster: int) -> bool:
+    """Whether rows of N split over `cluster` CTAs (norms.cluster_plan)."""
+    try:
+        norms.cluster_plan(N, dtype, cluster, op=op)
+        return True
+    except ValueError:
+        return False
 
 
 def markdown(env: dict, rows: list[dict]) -> str:
@@ -140,6 +153,9 @@ def main() -> None:
                    type=lambda s: [int(v) for v in s.split(",")],
                    help="elements per thread (rows in registers) or per thread and tile (long "
                         "rows), e.g. 16,32; default: the front doors' own choice")
+    p.add_argument("--clusters", default=[1], type=lambda s: [int(v) for v in s.split(",")],
+                   help="CTAs per row through the front doors' cluster= (e.g. 1,4,8; a "
+                        "shape the split does not fit is skipped)")
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
@@ -147,9 +163,14 @@ def main() -> None:
     for op in args.ops:
         for M, N in shapes(args):
             for dtype in args.dtypes:
-                for per_thread in args.per_thread:
+                for per_thread, cluster in ((t, c) for t in args.per_thread
+                                            for c in args.clusters):
+                    if cluster != 1 and (per_thread is not None
+                                         or not fits(op, N, dtype, cluster)):
+                        continue
                     try:
-                        row = run_case(op, M, N, dtype, args.fast_exp, args.rep_ms, per_thread)
+                        row = run_case(op, M, N, dtype, args.fast_exp, args.rep_ms, per_thread,
+                                       cluster)
                     except AssertionError as err:      # the other cases still run
                         wrong.append(str(err))
                         print(f"WRONG: {err}", flush=True)

@@ -28,6 +28,10 @@ __all__ = ["Timing", "do_bench", "do_bench_alternating", "do_bench_blocks"]
 # spin longer, which is harmless: it must merely outlast the host's queueing of one call).
 SPIN_CYCLES_PER_US = 2000
 FLUSH_BYTES = 256 << 20
+# flush_l2: True / "write" overwrites the buffer (the L2 then holds its dirty lines, whose
+# write-back to memory falls partly inside the next timed call), "read" reads it (clean lines:
+# nothing of the flush is left to write back), False none.
+FLUSHES = (True, False, "write", "read")
 
 
 @dataclass(frozen=True)
@@ -80,13 +84,18 @@ class Timing:
 class _CudaClock:
     """What `_bench` needs from the GPU: events on `stream`, the L2 flush, the spin."""
 
-    def __init__(self, stream, flush_l2: bool):
+    def __init__(self, stream, flush_l2):
         from tilemlir.runtime.cuda import require_torch_cuda
         torch = require_torch_cuda("do_bench")
         self._torch = torch
         self._stream = stream or torch.cuda.current_stream()
         self._flush = (torch.empty(FLUSH_BYTES, dtype=torch.int8, device="cuda")
                        if flush_l2 else None)
+        self._read_flush = flush_l2 == "read"
+        if self._read_flush:
+            self._flush.zero_()
+            self._flush = self._flush.view(torch.int64)
+            self._sink = torch.empty((), dtype=torch.int64, device="cuda")
 
     def mark(self):
         event = self._torch.cuda.Event(enable_timing=True)
@@ -101,15 +110,20 @@ class _CudaClock:
         self._torch.cuda.synchronize()
 
     def flush(self) -> None:
-        if self._flush is not None:
-            self._flush.zero_()
+        if self._flush is None:
+            return
+        with self._torch.cuda.stream(self._stream):
+            if self._read_flush:           # reads only: the L2 is left holding clean lines
+                self._torch.amax(self._flush, dim=0, out=self._sink)
+            else:
+                self._flush.zero_()
 
     def spin(self, us: float) -> None:
         with self._torch.cuda.stream(self._stream):
             self._torch.cuda._sleep(int(us * SPIN_CYCLES_PER_US))
 
 
-def _check_args(warmup_ms, rep_ms, reps, spin_us, args) -> None:
+def _check_args(warmup_ms, rep_ms, reps, spin_us, args, flush_l2=True) -> None:
     if warmup_ms < 0:
         raise ValueError(f"warmup_ms must be >= 0, got {warmup_ms}")
     if rep_ms <= 0:
@@ -120,6 +134,8 @@ def _check_args(warmup_ms, rep_ms, reps, spin_us, args) -> None:
         raise ValueError(f"spin_us must be >= 0, got {spin_us}")
     if args is not None and (len(args) == 0 or not all(isinstance(a, tuple) for a in args)):
         raise ValueError("args must be a non-empty list of argument tuples, one per input set")
+    if flush_l2 not in FLUSHES:
+        raise ValueError(f"flush_l2 must be one of {FLUSHES}, got {flush_l2!r}")
 
 
 def _bench(fn, clock, *, warmup_ms: float, rep_ms: float, reps: int | None, spin_us: float,
@@ -158,12 +174,13 @@ def _bench(fn, clock, *, warmup_ms: float, rep_ms: float, reps: int | None, spin
 
 
 def do_bench(fn: Callable[..., object], *, warmup_ms: float = 25.0, rep_ms: float = 100.0,
-             flush_l2: bool = True, stream=None, args: Sequence[tuple] | None = None,
+             flush_l2: bool | str = True, stream=None, args: Sequence[tuple] | None = None,
              reps: int | None = None, spin_us: float = 0.0, stats: bool = False):
     """Median milliseconds of `fn()` on the GPU, measured with CUDA events around each call after
     about `warmup_ms` of warm-up calls, for about `rep_ms`; with `flush_l2`, a 256 MiB buffer is
-    overwritten before each timed call so that no call is served by the previous one's L2.
-    Needs torch with CUDA.
+    overwritten (True, "write") or read ("read": the L2 is left with clean lines, so the
+    flush's own write-back does not fall inside the timed call) before each timed call, so that
+    no call is served by the previous one's L2. Needs torch with CUDA.
 
     args: input sets to rotate through: call i is `fn(*args[i % len(args)])` (warm-up calls
       included), so repeated calls do not reuse one set's data; without, `fn()`.
@@ -173,7 +190,7 @@ def do_bench(fn: Callable[..., object], *, warmup_ms: float = 25.0, rep_ms: floa
       events then time the GPU work only, not the host's launch overhead.
     stats: return the `Timing` of every timed call instead of its median.
     """
-    _check_args(warmup_ms, rep_ms, reps, spin_us, args)
+    _check_args(warmup_ms, rep_ms, reps, spin_us, args, flush_l2)
     timing = _bench(fn, _CudaClock(stream, flush_l2), warmup_ms=warmup_ms, rep_ms=rep_ms,
                     reps=reps, spin_us=spin_us, args=args)
     return timing if stats else timing.median

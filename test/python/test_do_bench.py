@@ -106,7 +106,8 @@ def test_timing_statistics():
 @pytest.mark.parametrize("option, value, message", [
     ("reps", 0, "reps must be >= 1"), ("spin_us", -1.0, "spin_us must be >= 0"),
     ("rep_ms", 0.0, "rep_ms must be > 0"), ("warmup_ms", -1.0, "warmup_ms must be >= 0"),
-    ("args", [], "args must be a non-empty list"), ("args", [[1, 2]], "argument tuples")])
+    ("args", [], "args must be a non-empty list"), ("args", [[1, 2]], "argument tuples"),
+    ("flush_l2", "clean", "flush_l2 must be one of")])
 def test_wrong_options_name_the_parameter_before_touching_the_gpu(option, value, message):
     with pytest.raises(ValueError, match=message):
         testing.do_bench(lambda: None, **{option: value})
@@ -148,6 +149,9 @@ def test_do_bench_times_gpu_work_and_rotates_sets():
     assert 0 < testing.do_bench(lambda: big[0] @ big[0]) < 100
     small = testing.do_bench(lambda: big[0][:64, :64] @ big[0][:64, :64], spin_us=50)
     assert small < t.median
+    read = testing.do_bench(matmul, args=[(x,) for x in big], reps=6, spin_us=50,
+                            flush_l2="read")          # the L2 flushed by reads only
+    assert 0 < read < 100
 
 
 @pytest.mark.gpu

@@ -109,13 +109,11 @@ UNALIGNED_K = [(333, 444, 555), (2999, 8193, 769), (1785, 131, 77), (65, 300, 3)
 @pytest.mark.parametrize("producer", ["pad_k", "cp_async"])
 @pytest.mark.parametrize("shape", UNALIGNED_K, ids=["x".join(map(str, s)) for s in UNALIGNED_K])
 def test_unaligned_k_padded_and_cp_async_match_torch(shape, producer):
-    """K not a multiple of 8: the front door's choice (rows padded with zeros by the front
-    door, TMA kernels) and the first masked cp.async candidate, on strided operands too."""
+    """K not a multiple of 8: the first padded candidate (rows padded with zeros by the front
+    door, TMA kernels) and the first masked cp.async one, on strided operands too."""
     m, n, k = shape
     configs = candidate_configs(m, n, k)
     config = next(c for c in configs if bool(c.get("PAD_K")) == (producer == "pad_k"))
-    if producer == "pad_k":
-        assert config == configs[0], "padding is the front door's choice"
     gemm = Gemm(m, n, k, "float16", config)
     _check(gemm, m, n, k, torch.float16)
     a = torch.randn(k, m, device="cuda", dtype=torch.float16).T       # strided views

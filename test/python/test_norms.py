@@ -40,18 +40,21 @@ def _read(dtype: str, y: np.ndarray) -> np.ndarray:
         (y.astype(np.uint32) << 16).view(np.float32)
 
 
-def interpreted(op: str, N: int, rows: int, dtype: str, m=M, scale=2.0, offset=1.0, seed=0):
-    """op's kernel for (m, N) interpreted on `rows` random rows: None if right, else what is
-    wrong."""
+def interpreted(op: str, N: int, rows: int, dtype: str, m=M, scale=2.0, offset=1.0, seed=0,
+                cluster=1):
+    """op's kernel for (m, N) interpreted on `rows` random rows (each split over `cluster`
+    CTAs): None if right, else what is wrong."""
     rng = np.random.default_rng(seed + N)
     x_in, x = _as(dtype, rng.standard_normal((rows, N)) * scale + offset)
     w_in, w = _as(dtype, rng.random(N) + 0.5)
     b_in, b = _as(dtype, rng.standard_normal(N))
     y = _poisoned(dtype, (rows, N))
     options = {"eps": EPS[op]} if op in EPS else {}
-    kernel = getattr(norms, op)(m, N, dtype, **options)
+    kernel = getattr(norms, op)(m, N, dtype, cluster=cluster, **options)
     vectors = {"softmax": (), "rms_norm": (w_in,), "layer_norm": (w_in, b_in)}[op]
-    tilemlir.interpret(kernel, x_in, *vectors, y)
+    workspace = [np.full((rows, norms.workspace_slots(op, cluster)), np.nan, np.float32)] \
+        if cluster > 1 else []
+    tilemlir.interpret(kernel, x_in, *vectors, y, *workspace)
     return mismatches(op, dtype, _read(dtype, y), reference(op, x, w, b))
 
 
@@ -102,6 +105,58 @@ def test_layer_norm_takes_deviations_from_the_mean(N):
     assert interpreted("layer_norm", N, 2, "float16", scale=1.0, offset=300.0) is None
 
 
+# rows split over clusters: parts of 2048 / 4096 elements, the last part shorter (4104 / 3:
+# 1368-element parts padded to 1536; 8200 / 4), a single row and several
+CLUSTER_CASES = [(4096, 2, 3), (8200, 4, 2), (16384, 8, 1), (4104, 2, 2)]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("N,cluster,rows", CLUSTER_CASES)
+@pytest.mark.parametrize("op", OPS)
+def test_rows_split_over_a_cluster(op, N, cluster, rows, dtype):
+    """Each CTA of the cluster reduces its part, the C partial statistics meet in the
+    workspace after barrier.cluster, every CTA combines them (race detector on)."""
+    assert interpreted(op, N, rows, dtype, cluster=cluster) is None
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_rows_split_over_a_cluster_far_from_zero_and_in_float32(op):
+    """Parts whose maxima differ (softmax's rescaling of each part's sum), rows far from zero
+    (LayerNorm's mean first), and float32 rows."""
+    assert interpreted(op, 8192, 2, "float16", scale=1.0, offset=300.0 if op == "layer_norm"
+                       else 1.0, cluster=4) is None
+    rng = np.random.default_rng(5)
+    N, C = 4096, 2
+    x = rng.standard_normal((2, N)).astype(np.float32)
+    x[:, :N // 3] += 6.0                                 # one part's max far above the other's
+    w = (rng.random(N) + 0.5).astype(np.float32)
+    b = rng.standard_normal(N).astype(np.float32)
+    y = np.full((2, N), np.nan, np.float32)
+    options = {"eps": EPS[op]} if op in EPS else {}
+    vectors = {"softmax": (), "rms_norm": (w,), "layer_norm": (w, b)}[op]
+    tilemlir.interpret(getattr(norms, op)(M, N, "float32", cluster=C, **options), x, *vectors,
+                       y, np.zeros((2, norms.workspace_slots(op, C)), np.float32))
+    assert mismatches(op, "float32", y, reference(op, x, w, b)) is None
+
+
+def test_cluster_plans_and_their_refusals():
+    plan = norms.cluster_plan(128256, "bfloat16", 8)
+    assert plan.in_registers and plan.rows == 1 and 7 * plan.width < 128256 <= 8 * plan.width
+    assert norms.workspace_slots("softmax", 8) == 16 and norms.workspace_slots("rms_norm", 8) == 8
+    assert norms.workspace_slots("layer_norm", 1) == 0
+    with pytest.raises(ValueError, match=r"cluster=3 must be one of \(1, 2, 4, 8\)"):
+        norms.softmax(M, 4096, cluster=3)
+    with pytest.raises(ValueError, match="cluster=4: N=50257 must be a multiple of 8"):
+        norms.rms_norm(M, 50257, cluster=4)
+    with pytest.raises(ValueError, match="cluster=8: parts of N=4096 / 8 elements must take a "
+                                         "CTA of several warps"):
+        norms.layer_norm(M, 4096, cluster=8)
+    with pytest.raises(ValueError, match="cluster=2: parts of N=131072 / 2 elements"):
+        norms.softmax(M, 131072, cluster=2)
+    with pytest.raises(ValueError, match="leaves the last CTA of a row no part"):
+        norms.cluster_plan(2056, "float16", 4, per_thread=8, op="rms_norm")
+
+
 def test_the_aligned_configurations_keep_their_tiling():
     """Rows of 256 x k elements with a fixed M: one row per CTA, unmasked 16-byte accesses
     (bench/ptx_hashes.py keeps their PTX identical)."""
@@ -148,6 +203,22 @@ def test_long_rows_are_staged_by_cp_async():
     assert _count(text, "cp.async.cg.shared.global") == 7 * 2 + 1
     assert _count(text, "cp.async.wait_group") == 7
     assert _count(text, "st.shared.b16") == 7 * 16 + 1
+
+
+@needs_ptxas
+@pytest.mark.parametrize("op", OPS)
+def test_cluster_rows_ptx(op):
+    """Clusters of 8 declared, barrier.cluster between publishing and reading the partial
+    statistics (twice for LayerNorm: the mean, then the deviations), one thread's stores of
+    them, 16-byte row accesses, no spills."""
+    text = norms.row_kernel(op, 128256, "bfloat16", target="sm_90a", cluster=8).ptx
+    assert re.search(r"\.reqnctapercluster\s+8,\s*1,\s*1", text)
+    syncs = 2 if op == "layer_norm" else 1
+    assert _count(text, "barrier.cluster.arrive.aligned") == syncs
+    assert _count(text, "barrier.cluster.wait.aligned") == syncs
+    assert _count(text, "ld.global.v4.b32") >= 1 and _count(text, "st.global.v4.b32") >= 1
+    usage = resource_usage(text, "sm_90a")
+    assert usage.spill_stores == usage.spill_loads == 0, usage
 
 
 @needs_ptxas
@@ -236,6 +307,15 @@ class FakeCudaTensor:
 def test_front_doors_refuse_bad_arguments(call, message):
     with pytest.raises(ArgumentError, match=message):
         call()
+
+
+def test_front_doors_refuse_a_cluster_size():
+    with pytest.raises(ArgumentError, match=r"cluster must be one of \(1, 2, 4, 8\) \(CTAs "
+                                            r"per row\), got 3"):
+        norms.softmax_rows(FakeCudaTensor((2, 4096)), cluster=3)
+    with pytest.raises(ArgumentError, match="cluster=2: N=4095 must be a multiple of 8"):
+        norms.rms_norm_rows(FakeCudaTensor((2, 4095)), FakeCudaTensor((4095,)), eps=1e-6,
+                            cluster=2)
 
 
 def test_factories_refuse_bad_arguments():

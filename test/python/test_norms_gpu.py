@@ -79,12 +79,12 @@ def _inputs(op: str, M: int, N: int, dtype: str, seed: int):
     return x, w, b
 
 
-def _run(op: str, x, w, b, out):
+def _run(op: str, x, w, b, out, cluster=1):
     if op == "softmax":
-        return norms.softmax_rows(x, out=out)
+        return norms.softmax_rows(x, out=out, cluster=cluster)
     if op == "rms_norm":
-        return norms.rms_norm_rows(x, w, EPS[op], out=out)
-    return norms.layer_norm_rows(x, w, b, EPS[op], out=out)
+        return norms.rms_norm_rows(x, w, EPS[op], out=out, cluster=cluster)
+    return norms.layer_norm_rows(x, w, b, EPS[op], out=out, cluster=cluster)
 
 
 def _reference(op: str, x, w, b):
@@ -171,3 +171,31 @@ def test_float32_rows(op):
             failures.append(f"{op} M={M} N={N}: {wrong}")
     torch.cuda.synchronize()
     assert not failures, "\n".join(failures)
+
+
+@pytest.mark.parametrize("op", OPS)
+def test_rows_split_over_clusters(op, monkeypatch):
+    """cluster=2, 4, 8 (each row over a cluster, the statistics through the workspace and
+    barrier.cluster): vocabulary-sized rows, a last part shorter than the others, a run-time M
+    (several, one compile per configuration), both 16-bit dtypes and float32; NaN-poisoned
+    outputs against float32 torch."""
+    import tilemlir
+    compiles = []
+    real = tilemlir.compile
+    monkeypatch.setattr(tilemlir, "compile", lambda *a, **k: compiles.append(a) or real(*a, **k))
+    monkeypatch.setattr(norms, "_KERNELS", {})
+    failures, configs = [], set()
+    for i, (N, cluster, dtype) in enumerate([(32000, 2, "bfloat16"), (32000, 4, "float16"),
+                                             (128256, 8, "bfloat16"), (65536, 4, "float16"),
+                                             (8200, 2, "float32"), (128256, 8, "float32")]):
+        for M in (1, 3, 133):
+            x, w, b = _inputs(op, M, N, dtype, seed=300 + i + M)
+            y = torch.full_like(x, float("nan"))
+            _run(op, x, w, b, y, cluster)
+            configs.add((N, cluster, dtype))
+            wrong = _wrong(op, dtype, y, _reference(op, x, w, b))
+            if wrong:
+                failures.append(f"{op} M={M} N={N} cluster={cluster} {dtype}: {wrong}")
+    torch.cuda.synchronize()
+    assert not failures, "\n".join(failures)
+    assert len(compiles) == len(configs), "a new M compiles nothing"

@@ -158,16 +158,17 @@ def test_tiles_may_hang_past_small_shapes():
 @pytest.mark.parametrize("shape,unaligned_k,epilogue", [
     ((3333, 4444, 5552), False, "direct"), ((1000, 3, 128), False, "direct"),
     ((333, 444, 555), True, "direct"), ((100, 4096, 4095), True, None),
-    ((65, 300, 3), True, "direct"), ((4096, 4096, 4096), False, None)])
+    ((65, 300, 3), True, "direct"), ((4096, 4096, 4100), True, None),
+    ((4096, 4096, 4096), False, None)])
 def test_unaligned_rows_pad_k_or_cp_async_and_direct_stores(shape, unaligned_k, epilogue):
     """K not a multiple of 8 rules out TMA loads of A's and B's rows as they are: the padded
     candidates (PAD_K: the front door copies them into rows of a multiple of 8, TMA loads
-    those, any kernel) come first, then hgemm_v6 with cp.async; N not a multiple of 8 rules
-    out TMA stores (direct masked stores). Aligned shapes keep their configurations."""
+    those, any kernel) and hgemm_v6 with cp.async, the padded first where pads_k says (odd K,
+    not launch-bound); N not a multiple of 8 rules out TMA stores (direct masked stores).
+    Aligned shapes keep their configurations."""
     M, N, K = shape
     configs = gemm.candidate_configs(*shape)
     padded = [c for c in configs if c.get("PAD_K")]
-    assert configs[:len(padded)] == padded
     assert bool(padded) == unaligned_k
     for config in configs:
         assert config.get("EPILOGUE") == epilogue
@@ -178,12 +179,25 @@ def test_unaligned_rows_pad_k_or_cp_async_and_direct_stores(shape, unaligned_k, 
         if epilogue:
             assert config["KERNEL"] != "hgemm_v8"
     if unaligned_k:
-        assert [c for c in configs[len(padded):]], "the cp.async candidates stay for autotune"
+        cp_async = [c for c in configs if not c.get("PAD_K")]
+        assert cp_async, "both kinds stay candidates, for autotune"
+        first, second = (padded, cp_async) if gemm.pads_k(M, N, K) else (cp_async, padded)
+        assert configs == first + second
         assert {c["KERNEL"] for c in padded} >= {"hgemm_v6"}
         from tilemlir.runtime.signature import kernels
         module = gemm.gemm_kernel(*shape, "float16", **padded[0]).build()
         assert kernels(module)[0].params[0].shape == (M, gemm.padded_k(K))
     gemm.gemm_kernel(*shape, "float16", **configs[0]).build()
+
+
+def test_pads_k_for_odd_k_above_launch_bound_sizes():
+    """Odd K leaves rows on 2 bytes (no cp.async): padded, unless the problem is launch-bound;
+    even K copies by 4 or 8 bytes: cp.async."""
+    assert gemm.pads_k(1785, 4444, 4095) and gemm.pads_k(516, 1, 5323)
+    assert gemm.pads_k(333, 444, 555)
+    assert not gemm.pads_k(4096, 4096, 4100) and not gemm.pads_k(830, 2129, 4342)
+    assert not gemm.pads_k(83, 4051, 9) and not gemm.pads_k(1385, 724, 29)
+    assert not gemm.pads_k(4096, 4096, 4096)
 
 
 def test_pad_k_refusal():

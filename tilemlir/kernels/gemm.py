@@ -134,13 +134,19 @@ KERNEL_FEATURES = {"hgemm_v6": "wgmma", "hgemm_v7": "wgmma", "hgemm_v8": "wgmma"
 DECODE_M = 64
 # The extents every kernel can address: TMA coordinates and loop counters are 32-bit.
 MAX_EXTENT = 2 ** 31 - 1
-# K not a multiple of 8 (rows of A and B not whole 16-byte units): above DECODE_M rows the
-# front door pads A's and B's rows with zeros to a multiple of this (PAD_K) and runs the TMA
-# kernels. The masked cp.async producer loads such rows 2, 4 or 8 bytes at a time (odd K: no
-# cp.async at all, ld.global + st.shared per element) and ran at 0.34-0.48x cuBLAS on
-# 1000 x 3000 x 1001 .. 8192 x 1785 x 4099, 0.59x over 174 random shapes
-# (results/2026-12-02-evidence/session3/gemm-shapes.md); the copy reads A and B once more.
+# K not a multiple of 8 (rows of A and B not whole 16-byte units), above DECODE_M rows: the
+# front door can pad A's and B's rows with zeros to a multiple of PAD_K_MULTIPLE (PAD_K) and
+# run the TMA kernels, or load the rows as they are with the masked cp.async producer. Odd K
+# leaves rows on 2 bytes, which cp.async cannot copy (one ld.global + st.shared per element):
+# there padding ran up to 11x faster on random shapes (1432x2893x8167: 3,038 -> 263 us), and
+# 0.34-0.48x -> 0.91-2.72x cuBLAS on four unaligned-suite shapes. Even K copies in 4 or 8
+# bytes, within 0.6-1.3x of padding on shapes both ran, and lost more where N is small (the
+# copy of A then costs more than the product): cp.async stays first there. Below both sizes
+# here the problem is launch-bound and the two copies' launches cost more than they save
+# (83x4051x9, 917x94x1, 1385x724x29: 0.1-0.7x). results/2026-12-02-session3/README.md.
 # Decode shapes keep cp.async: there B is the traffic, and a copy would triple it.
+PAD_K_MIN_WORK = 2 ** 25                # M x N x K
+PAD_K_MIN_ELEMENTS = 2 ** 19            # (M + N) x K: the elements the copies move
 PAD_K_MULTIPLE = 8
 
 
@@ -245,8 +251,9 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
 
     Rows that are not a whole number of 16-byte units rule TMA out where they are. K not a
     multiple of 8 (A's and B's rows): every candidate with PAD_K (A and B copied into padded
-    rows by the front door), then hgemm_v6 with PRODUCER="cp_async" (loads the rows as they
-    are). N not a multiple of 8 (D's rows): hgemm_v6 and v7 with EPILOGUE="direct".
+    rows by the front door) and hgemm_v6 with PRODUCER="cp_async" (loads the rows as they
+    are), the padded ones first where pads_k says so. N not a multiple of 8 (D's rows):
+    hgemm_v6 and v7 with EPILOGUE="direct".
 
     M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
     check_extents("candidate_configs", M, N, K)
@@ -258,12 +265,19 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
         return decode_candidates(M, N, K, sms)
     configs = [c for c in _aligned_candidates(M, N, K, k_tiles, sms)
                if N % 8 == 0 or c["KERNEL"] != "hgemm_v8"]
-    padded = []
-    if K % 8:
-        padded = _ordered(M, N, padded_k(K), [dict(_unaligned(c, 8, N), PAD_K=True)
-                                              for c in configs], sms)
-        configs = [c for c in configs if c["KERNEL"] == "hgemm_v6"]
-    return padded + _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
+    if not K % 8:
+        return _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
+    padded = _ordered(M, N, padded_k(K), [dict(_unaligned(c, 8, N), PAD_K=True)
+                                          for c in configs], sms)
+    cp_async = _ordered(M, N, K, [_unaligned(c, K, N) for c in configs
+                                  if c["KERNEL"] == "hgemm_v6"], sms)
+    return padded + cp_async if pads_k(M, N, K) else cp_async + padded
+
+
+def pads_k(M: int, N: int, K: int) -> bool:
+    """Whether the front door's choice for M x N x K (M > DECODE_M) pads A's and B's rows
+    (PAD_K) rather than loading them by cp.async: odd K, above a launch-bound size."""
+    return K % 2 == 1 and (M * N * K >= PAD_K_MIN_WORK or (M + N) * K >= PAD_K_MIN_ELEMENTS)
 
 
 def _ordered(M: int, N: int, K: int, configs: list[dict], sms: int) -> list[dict]:

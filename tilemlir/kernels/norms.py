@@ -31,6 +31,12 @@ How a row is held (`row_plan`):
   deviations from the mean for LayerNorm: two passes over the staged row), which one CTA
   reduction combines; a last pass normalises the tiles and stores them.
 
+- **split over a cluster** (`cluster=C`, 2, 4 or 8, N a multiple of 8; opt-in, not yet
+  timed on a GPU): CTA r of a cluster of C holds columns r * width .. of the row in registers
+  (cluster_plan), reduces them, and the C CTAs combine their statistics through an fp32
+  workspace in global memory, ordered by barrier.cluster (release / acquire at cluster
+  scope); each then normalises its part.
+
 Front doors for torch tensors [..., N]: softmax_rows, rms_norm_rows, layer_norm_rows (one
 compile per (op, N, dtype, eps) through row_kernel, for every M).
 """
@@ -239,12 +245,16 @@ def _row_tiles(plan: RowPlan, M, dtype: str):
 
 
 def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
-            per_thread: int | None = None):
+            per_thread: int | None = None, cluster: int = 1):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
-    uses ex2.approx.ftz for exp. per_thread: as row_plan's."""
+    uses ex2.approx.ftz for exp. per_thread: as row_plan's; cluster: as cluster_plan's."""
     M, N = _check("softmax", M, N, dtype)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
+    if cluster != 1:
+        return _cluster_rows("softmax", M, N, dtype,
+                             cluster_plan(N, dtype, cluster, per_thread, "softmax"), cluster,
+                             fast=fast)
     plan = row_plan(N, dtype, per_thread, "softmax")
     if not plan.in_registers:
         return _long_rows("softmax", M, N, dtype, plan, fast=fast)
@@ -279,11 +289,16 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
 
 
 def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
-             per_thread: int | None = None):
+             per_thread: int | None = None, cluster: int = 1):
     """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
-    (M an int or a run-time dim), f32 math. per_thread: as row_plan's."""
+    (M an int or a run-time dim), f32 math. per_thread: as row_plan's; cluster: as
+    cluster_plan's."""
     M, N = _check("rms_norm", M, N, dtype)
     _check_eps("rms_norm", eps)
+    if cluster != 1:
+        return _cluster_rows("rms_norm", M, N, dtype,
+                             cluster_plan(N, dtype, cluster, per_thread, "rms_norm"), cluster,
+                             eps=eps)
     plan = row_plan(N, dtype, per_thread, "rms_norm")
     if not plan.in_registers:
         return _long_rows("rms_norm", M, N, dtype, plan, eps=eps)
@@ -325,13 +340,17 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
 
 
 def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
-               per_thread: int | None = None):
+               per_thread: int | None = None, cluster: int = 1):
     """torch.nn.functional.layer_norm(X, (N,), W, B, eps) over the last axis of an M x N
     tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
     deviations from it (two reductions over the row, no cancellation). per_thread: as
-    row_plan's."""
+    row_plan's; cluster: as cluster_plan's."""
     M, N = _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
+    if cluster != 1:
+        return _cluster_rows("layer_norm", M, N, dtype,
+                             cluster_plan(N, dtype, cluster, per_thread, "layer_norm"),
+                             cluster, eps=eps)
     plan = row_plan(N, dtype, per_thread, "layer_norm")
     if not plan.in_registers:
         return _long_rows("layer_norm", M, N, dtype, plan, eps=eps)
@@ -628,6 +647,159 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     return T.prim_func(long_rows)
 
 
+CLUSTERS = (1, 2, 4, 8)      # CTAs a row may be split over (portable cluster sizes)
+
+
+def cluster_plan(N: int, dtype: str, cluster: int, per_thread: int | None = None,
+                 op: str = "softmax") -> RowPlan:
+    """The plan of one CTA's part of a row split over a cluster of `cluster` CTAs: a
+    register row_plan of N / cluster elements (rounded up to whole 16-byte accesses), whose
+    width is the part each CTA takes (CTA r of the cluster: columns r * width ..). ValueError
+    unless the parts start on 16 bytes (N a multiple of VECTOR), fit in registers, fill a CTA
+    (one row of several warps) and each CTA has one."""
+    if cluster not in CLUSTERS[1:]:
+        raise ValueError(f"cluster={cluster!r} must be one of {CLUSTERS} (CTAs a row is split "
+                         f"over)")
+    if N % VECTOR:
+        raise ValueError(f"cluster={cluster}: N={N} must be a multiple of {VECTOR}, so that "
+                         f"each CTA's part of a row starts on 16 bytes")
+    part = -(-N // cluster)
+    plan = row_plan(-(-part // VECTOR) * VECTOR, dtype, per_thread, op)
+    if not plan.in_registers or plan.rows != 1 or plan.warps < 2:
+        raise ValueError(f"cluster={cluster}: parts of N={N} / {cluster} elements must take "
+                         f"a CTA of several warps and fit its registers (up to "
+                         f"{REGISTER_ROW_MAX}); use fewer or more CTAs per row")
+    if (cluster - 1) * plan.width >= N:
+        raise ValueError(f"cluster={cluster}: N={N} leaves the last CTA of a row no part "
+                         f"(parts of {plan.width}); use fewer CTAs per row")
+    return plan
+
+
+def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: float = 0.0,
+                  fast: bool = False):
+    """A kernel whose rows are each split over a cluster of C CTAs (cluster_plan): CTA r of
+    row m's cluster holds columns r * width .. in registers, reduces them as a row of its own,
+    and writes its statistics to the fp32 workspace P[m] (C maxima and C sums for softmax,
+    C sums of squares for RMSNorm, C sums and then C sums of squared deviations from the
+    mean for LayerNorm). barrier.cluster (arrive.release, wait.acquire) makes them visible to
+    the cluster's other CTAs, each of which combines the C values itself, then normalises and
+    stores its part. More CTAs per row keep more of a row's bytes in flight on more SMs: one
+    CTA per long row leaves rows in flight on too few SMs (a wave of 131 rows of 128256
+    elements on the H200's 132 SMs, or 1.3 waves of 50257)."""
+    width = plan.width
+    layout, v_layout = plan.layout(), plan.vector_layout()
+    is_softmax, is_layer = op == "softmax", op == "layer_norm"
+    fill = float("-inf") if is_softmax else 0.0
+    slots = 2 * C if is_softmax or is_layer else C
+
+    def cluster_rows(X: T.Buffer((M, N), dtype),
+                     W: T.Buffer((N,), dtype) if not is_softmax else None,
+                     B: T.Buffer((N,), dtype) if is_layer else None,
+                     Y: T.Buffer((M, N), dtype),
+                     P: T.Buffer((M, slots), "float32")):
+        cta = T.cta_id([M * C])
+        T.cluster_shape([C, 1, 1])
+        warp = T.warp_id([plan.warps])
+        lane = T.lane_id([32])
+        pool = T.SMEMPool()
+        red = pool.alloc((plan.warps,), "float32")
+        pool.commit()
+        row = cta // C
+        rank = T.cuda.cluster_ctarank()
+        c0 = rank * width
+        valid = N - c0                          # this part's columns inside the row, from c0
+        x = T.alloc_local((1, width), dtype, layout=layout)
+        xf = T.alloc_local((1, width), "float32", layout=layout)
+        stat = T.alloc_local((1, 1), "float32", layout=STAT)
+        other = T.alloc_local((1, 1), "float32", layout=STAT)
+        parts = T.alloc_local((1, C), "float32")         # the cluster's C values, every thread
+        w = T.alloc_local((width,), dtype, layout=v_layout)
+        wf = T.alloc_local((width,), "float32", layout=v_layout)
+
+        def publish(values):
+            """P[row, slot0 + rank] = value for each (value, slot0) of `values` (one thread),
+            then every CTA of the cluster waits for every other's: the values are visible
+            (release / acquire at cluster scope)."""
+            for value, slot0 in values:
+                if warp == 0:
+                    if lane == 0:
+                        P[row, slot0 + rank] = value[0, 0]
+            T.cuda.cluster_sync()
+
+        def gather(slot0):
+            Tx.cta.copy(parts, P[row:row + 1, slot0:slot0 + C])
+
+        def row_sum(slot0):
+            """stat = the row's sum of what the C CTAs published at slot0."""
+            publish([(stat, slot0)])
+            gather(slot0)
+            Tx.cta.sum(stat, parts, axis=1)
+
+        Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, valid), fill=fill)
+        Tx.cta.cast(xf, x)
+        if is_softmax:
+            Tx.cta.max(other, xf, axis=1, scratch=red)       # this part's max
+            Tx.cta.sub(xf, xf, other)
+            Tx.cta.exp(xf, xf, fast=fast)
+            Tx.cta.sum(stat, xf, axis=1, scratch=red)        # its sum, relative to its max
+            publish([(other, 0), (stat, C)])
+            gather(0)
+            Tx.cta.max(stat, parts, axis=1)                  # the row's max
+            Tx.cta.sub(parts, parts, stat)
+            Tx.cta.exp(parts, parts, fast=fast)              # each part's sum rescaled by
+            Tx.cta.sub(other, other, stat)                   # exp(its max - the row's)
+            Tx.cta.exp(other, other, fast=fast)
+            sums = T.alloc_local((1, C), "float32")
+            Tx.cta.copy(sums, P[row:row + 1, C:2 * C])
+            Tx.cta.mul(parts, parts, sums)
+            Tx.cta.sum(stat, parts, axis=1)
+            Tx.cta.div(other, other, stat)                   # this part's factor
+            Tx.cta.mul(xf, xf, other)
+        else:
+            if is_layer:
+                Tx.cta.sum(stat, xf, axis=1, scratch=red)
+                row_sum(0)
+                Tx.cta.mul(stat, stat, 1.0 / N)              # the row's mean
+                Tx.cta.sub(xf, xf, stat)
+                cols = T.alloc_local((1, width), "int32", layout=layout)
+                inside = T.alloc_local((1, width), "bool", layout=layout)
+                Tx.cta.iota(cols, 1)
+                Tx.cta.compare(inside, cols, "<", valid)      # no deviation past N
+                Tx.cta.select(xf, inside, xf, 0.0)
+                sq = T.alloc_local((1, width), "float32", layout=layout)
+                Tx.cta.mul(sq, xf, xf)
+                Tx.cta.sum(stat, sq, axis=1, scratch=red)
+                row_sum(C)
+            else:
+                sq = T.alloc_local((1, width), "float32", layout=layout)
+                Tx.cta.mul(sq, xf, xf)
+                Tx.cta.sum(stat, sq, axis=1, scratch=red)
+                row_sum(0)
+            Tx.cta.mul(stat, stat, 1.0 / N)
+            Tx.cta.add(stat, stat, float(eps))
+            Tx.cta.rsqrt(stat, stat)
+            Tx.cta.mul(xf, xf, stat)
+            Tx.cta.copy(w, W[c0:c0 + width], bounds=(valid,))
+            Tx.cta.cast(wf, w)
+            Tx.cta.mul(xf, xf, wf)
+            if is_layer:
+                Tx.cta.copy(w, B[c0:c0 + width], bounds=(valid,))
+                Tx.cta.cast(wf, w)
+                Tx.cta.add(xf, xf, wf)
+        Tx.cta.cast(x, xf)
+        Tx.cta.copy(Y[row:row + 1, c0:c0 + width], x, bounds=(1, valid))
+
+    cluster_rows.__name__ = cluster_rows.__qualname__ = op
+    return T.prim_func(cluster_rows)
+
+
+def workspace_slots(op: str, cluster: int) -> int:
+    """fp32 values per row of a cluster kernel's workspace P (0: no workspace)."""
+    if cluster == 1:
+        return 0
+    return cluster if op == "rms_norm" else 2 * cluster
+
+
 # ------------------------------------------------------------------------------ front doors
 _KERNELS: dict = {}
 _KERNELS_LOCK = threading.Lock()
@@ -638,14 +810,18 @@ _FACTORIES = {"softmax": softmax, "rms_norm": rms_norm, "layer_norm": layer_norm
 
 
 def row_kernel(op: str, N: int, dtype: str = "float16", eps: float | None = None,
-               fast: bool = False, target: str | None = None):
+               fast: bool = False, target: str | None = None, cluster: int = 1):
     """`op`'s kernel ("softmax", "rms_norm" or "layer_norm") for rows of N elements and a
-    run-time M, compiled once per (op, N, dtype, eps, fast, target) and kept: a new number of
-    rows compiles nothing. eps: the norms' (None: their factory's default); fast: softmax's."""
+    run-time M, compiled once per (op, N, dtype, eps, fast, target, cluster) and kept: a new
+    number of rows compiles nothing. eps: the norms' (None: their factory's default); fast:
+    softmax's; cluster: CTAs per row (cluster_plan; its kernel takes the fp32 workspace P of
+    workspace_slots(op, cluster) values per row after Y)."""
     if op not in _FACTORIES:
         raise ValueError(f"op must be one of {', '.join(OPS)}, got {op!r}")
     options = {"fast": bool(fast)} if op == "softmax" else \
         ({} if eps is None else {"eps": float(eps)})
+    if cluster != 1:
+        options["cluster"] = cluster
     key = (op, N, dtype, tuple(sorted(options.items())), target)
     with _KERNELS_LOCK:
         compiled = _KERNELS.get(key)
@@ -717,56 +893,77 @@ def _eps(fn: str, eps) -> float:
     return float(eps)
 
 
-def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, **options):
+def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, cluster=1, **options):
     """The kernel on x and out (a new tensor if None) seen as [rows, N], with the weight and
-    bias `vectors`."""
+    bias `vectors` (and, with rows split over a cluster, a workspace)."""
+    if isinstance(cluster, bool) or cluster not in CLUSTERS:
+        raise _argument_error(f"cluster must be one of {CLUSTERS} (CTAs per row), got "
+                              f"{cluster!r}")
+    try:
+        if cluster != 1:
+            cluster_plan(N, dtype, cluster, op=op)
+        kernel = row_kernel(op, N, dtype, cluster=cluster, **options) if rows else None
+    except ValueError as err:
+        raise _argument_error(str(err)) from None
+    import torch
     if out is None:
-        import torch
         out = torch.empty_like(x)
     if rows == 0:
         return out
-    try:
-        kernel = row_kernel(op, N, dtype, **options)
-    except ValueError as err:
-        raise _argument_error(str(err)) from None
     from tilemlir.runtime.args import kernel_input, kernel_output
     target = kernel_output(out)              # any strides and alignment: through dense copies
-    kernel(kernel_input(x).view(rows, N), *map(kernel_input, vectors), target.view(rows, N))
+    workspace = [torch.empty((rows, workspace_slots(op, cluster)), dtype=torch.float32,
+                             device=x.device)] if cluster != 1 else []
+    kernel(kernel_input(x).view(rows, N), *map(kernel_input, vectors), target.view(rows, N),
+           *workspace)
     if target is not out:
         out.copy_(target)
     return out
 
 
-def softmax_rows(x, out=None, fast: bool = False):
+def softmax_rows(x, out=None, fast: bool = False, cluster: int = 1):
     """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16,
     bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given),
     written on the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for
-    exp."""
+    exp.
+    cluster: CTAs each row is split over (1, 2, 4 or 8; N a multiple of 8, parts of at most
+    REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
+    combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
+    default, 1, is one CTA per row."""
     dtype, N, rows = _rows_of("softmax_rows", x, out)
-    return _run("softmax", N, dtype, rows, x, (), out, fast=fast)
+    return _run("softmax", N, dtype, rows, x, (), out, cluster, fast=fast)
 
 
-def rms_norm_rows(x, weight=None, eps: float | None = None, out=None):
+def rms_norm_rows(x, weight=None, eps: float | None = None, out=None, cluster: int = 1):
     """torch.nn.functional.rms_norm(x, (N,), weight, eps) for a torch CUDA tensor x of shape
     [..., N] (float16, bfloat16 or float32, any strides; weight [N] of x's dtype, None: ones),
     in f32 math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
-    given), written on the current stream. Compiles once per (N, dtype, eps)."""
+    given), written on the current stream. Compiles once per (N, dtype, eps).
+    cluster: CTAs each row is split over (1, 2, 4 or 8; N a multiple of 8, parts of at most
+    REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
+    combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
+    default, 1, is one CTA per row."""
     dtype, N, rows = _rows_of("rms_norm_rows", x, out)
     if eps is None:
         import torch
         eps = torch.finfo(x.dtype).eps
     eps = _eps("rms_norm_rows", eps)
     w = _vector("rms_norm_rows", "weight", weight, x, N, 1.0)
-    return _run("rms_norm", N, dtype, rows, x, (w,), out, eps=eps)
+    return _run("rms_norm", N, dtype, rows, x, (w,), out, cluster, eps=eps)
 
 
-def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None):
+def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None,
+                    cluster: int = 1):
     """torch.nn.functional.layer_norm(x, (N,), weight, bias, eps) for a torch CUDA tensor x of
     shape [..., N] (float16, bfloat16 or float32, any strides; weight and bias [N] of x's
     dtype, None: ones and zeros), in f32 math. Returns `out` (a new tensor unless given),
-    written on the current stream. Compiles once per (N, dtype, eps)."""
+    written on the current stream. Compiles once per (N, dtype, eps).
+    cluster: CTAs each row is split over (1, 2, 4 or 8; N a multiple of 8, parts of at most
+    REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
+    combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
+    default, 1, is one CTA per row."""
     dtype, N, rows = _rows_of("layer_norm_rows", x, out)
     eps = _eps("layer_norm_rows", eps)
     w = _vector("layer_norm_rows", "weight", weight, x, N, 1.0)
     b = _vector("layer_norm_rows", "bias", bias, x, N, 0.0)
-    return _run("layer_norm", N, dtype, rows, x, (w, b), out, eps=eps)
+    return _run("layer_norm", N, dtype, rows, x, (w, b), out, cluster, eps=eps)
