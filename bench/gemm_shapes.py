@@ -95,6 +95,24 @@ def compile_case(case, candidates: int = 0) -> str:
         return f"{type(err).__name__}: {err}"
 
 
+def label(config: dict) -> str:
+    """A configuration in a few characters: v7 128x256 s2 t3 g16 sms96 cp pad direct."""
+    kernel = config.get("KERNEL", "hgemm_v6").replace("hgemm_", "")
+    if kernel == "decode":
+        text = f"decode BN{config['BN']} s{config.get('SPLIT_K', 1)}"
+    else:
+        text = f"{kernel} {config['BM']}x{config['BN']} s{config.get('SPLIT_K', 1)}"
+        if config.get("TAIL_SPLIT", 1) > 1:
+            text += f" t{config['TAIL_SPLIT']}"
+        text += f" g{config.get('GROUP_M', 8)}"
+        if "SMS" in config:
+            text += f" sms{config['SMS']}"
+    for key, short in (("PRODUCER", "cp"), ("PAD_K", "pad"), ("EPILOGUE", "direct")):
+        if config.get(key):
+            text += f" {short}"
+    return text
+
+
 def candidates_of(m: int, n: int, k: int, count: int) -> list[dict]:
     """The first `count` of candidate_configs (what tuned_hgemm would time)."""
     from tilemlir.kernels.gemm import candidate_configs
@@ -147,6 +165,7 @@ def run_case(case, args, torch, do_bench, triton_fixed, triton_tuned, copy_gbs) 
                                             blocks=2, reps=reps, warmup_ms=warmup, args=sets,
                                             spin_us=args.spin_us, flush_l2=args.flush)]
         best = min(range(len(configs)), key=times.__getitem__)
+        row["candidates"] = [(label(c), times[i] / times[best]) for i, c in enumerate(configs)]
         row.update(best_vs_cublas=times[-1] / times[best], best_rank=best,
                    heuristic_of_best=times[best] / times[configs.index(gemm.config)]
                    if gemm.config in configs else float("nan"),
@@ -244,6 +263,10 @@ def write(path: Path | None, env: dict, args, rows: list[dict], total: int,
             lines.append(f"| {r['suite']} | {r['shape']} | {r['dtype']} | {r['vs_cublas']:.3f} | "
                          f"{r['best_vs_cublas']:.3f} | {1 / r['heuristic_of_best']:.3f} | "
                          f"{r['best_rank']} | {copy} | {r['best_config']} |")
+        lines += ["", "## Every candidate's time over the best's, in the heuristic's order", ""]
+        for r in tuned:
+            lines.append(f"- {r['shape']} {r['dtype']}: " + "; ".join(
+                f"{name} {ratio:.3f}" for name, ratio in r["candidates"]))
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(path.suffix + ".tmp")
     tmp.write_text("\n".join(lines) + "\n")
