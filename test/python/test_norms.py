@@ -153,6 +153,8 @@ def test_cluster_plans_and_their_refusals():
         norms.layer_norm(M, 4096, cluster=8)
     with pytest.raises(ValueError, match="cluster=2: parts of N=131072 / 2 elements"):
         norms.softmax(M, 131072, cluster=2)
+    with pytest.raises(ValueError, match="M=300000000 rows over clusters of 8 CTAs exceed"):
+        norms.rms_norm(300_000_000, 128256, cluster=8)
     with pytest.raises(ValueError, match="leaves the last CTA of a row no part"):
         norms.cluster_plan(2056, "float16", 4, per_thread=8, op="rms_norm")
 

@@ -686,6 +686,9 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
     stores its part. More CTAs per row keep more of a row's bytes in flight on more SMs: one
     CTA per long row leaves rows in flight on too few SMs (a wave of 131 rows of 128256
     elements on the H200's 132 SMs, or 1.3 waves of 50257)."""
+    if isinstance(M, int) and M * C > MAX_ROWS:
+        raise ValueError(f"{op}: M={M} rows over clusters of {C} CTAs exceed the {MAX_ROWS} "
+                         f"CTAs of a grid; use fewer CTAs per row")
     width = plan.width
     layout, v_layout = plan.layout(), plan.vector_layout()
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
@@ -902,6 +905,9 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, cluster=1, **o
     try:
         if cluster != 1:
             cluster_plan(N, dtype, cluster, op=op)
+            if rows * cluster > MAX_ROWS:
+                raise ValueError(f"{op}: {rows} rows over clusters of {cluster} CTAs exceed "
+                                 f"the {MAX_ROWS} CTAs of a grid; use fewer CTAs per row")
         kernel = row_kernel(op, N, dtype, cluster=cluster, **options) if rows else None
     except ValueError as err:
         raise _argument_error(str(err)) from None
