@@ -146,6 +146,9 @@ def test_cluster_plans_and_their_refusals():
     assert norms.workspace_slots("layer_norm", 1) == 0
     with pytest.raises(ValueError, match=r"cluster=3 must be one of \(1, 2, 4, 8\)"):
         norms.softmax(M, 4096, cluster=3)
+    for wrong in (True, 2.0, "2"):
+        with pytest.raises(ValueError, match="must be one of"):
+            norms.rms_norm(M, 4096, cluster=wrong)
     with pytest.raises(ValueError, match="cluster=4: N=50257 must be a multiple of 8"):
         norms.rms_norm(M, 50257, cluster=4)
     with pytest.raises(ValueError, match="cluster=8: parts of N=4096 / 8 elements must take a "
@@ -315,6 +318,8 @@ def test_front_doors_refuse_a_cluster_size():
     with pytest.raises(ArgumentError, match=r"cluster must be one of \(1, 2, 4, 8\) \(CTAs "
                                             r"per row\), got 3"):
         norms.softmax_rows(FakeCudaTensor((2, 4096)), cluster=3)
+    with pytest.raises(ArgumentError, match="cluster must be one of"):
+        norms.layer_norm_rows(FakeCudaTensor((2, 4096)), cluster=4.0)
     with pytest.raises(ArgumentError, match="cluster=2: N=4095 must be a multiple of 8"):
         norms.rms_norm_rows(FakeCudaTensor((2, 4095)), FakeCudaTensor((4095,)), eps=1e-6,
                             cluster=2)

@@ -251,7 +251,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
     M, N = _check("softmax", M, N, dtype)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
-    if cluster != 1:
+    if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("softmax", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "softmax"), cluster,
                              fast=fast)
@@ -295,7 +295,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
     cluster_plan's."""
     M, N = _check("rms_norm", M, N, dtype)
     _check_eps("rms_norm", eps)
-    if cluster != 1:
+    if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("rms_norm", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "rms_norm"), cluster,
                              eps=eps)
@@ -347,7 +347,7 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
     row_plan's; cluster: as cluster_plan's."""
     M, N = _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
-    if cluster != 1:
+    if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("layer_norm", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "layer_norm"),
                              cluster, eps=eps)
@@ -650,6 +650,10 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
 CLUSTERS = (1, 2, 4, 8)      # CTAs a row may be split over (portable cluster sizes)
 
 
+def _is_cluster(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value in CLUSTERS
+
+
 def cluster_plan(N: int, dtype: str, cluster: int, per_thread: int | None = None,
                  op: str = "softmax") -> RowPlan:
     """The plan of one CTA's part of a row split over a cluster of `cluster` CTAs: a
@@ -657,7 +661,7 @@ def cluster_plan(N: int, dtype: str, cluster: int, per_thread: int | None = None
     width is the part each CTA takes (CTA r of the cluster: columns r * width ..). ValueError
     unless the parts start on 16 bytes (N a multiple of VECTOR), fit in registers, fill a CTA
     (one row of several warps) and each CTA has one."""
-    if cluster not in CLUSTERS[1:]:
+    if not _is_cluster(cluster) or cluster == 1:
         raise ValueError(f"cluster={cluster!r} must be one of {CLUSTERS} (CTAs a row is split "
                          f"over)")
     if N % VECTOR:
@@ -888,6 +892,14 @@ def _vector(fn: str, name: str, t, x, N: int, default: float):
     return found
 
 
+def _cluster(cluster) -> int:
+    """A front door's `cluster`, checked (before anything is allocated)."""
+    if not _is_cluster(cluster):
+        raise _argument_error(f"cluster must be one of {CLUSTERS} (CTAs per row), got "
+                              f"{cluster!r}")
+    return cluster
+
+
 def _eps(fn: str, eps) -> float:
     try:
         _check_eps(fn, eps)
@@ -899,9 +911,6 @@ def _eps(fn: str, eps) -> float:
 def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, cluster=1, **options):
     """The kernel on x and out (a new tensor if None) seen as [rows, N], with the weight and
     bias `vectors` (and, with rows split over a cluster, a workspace)."""
-    if isinstance(cluster, bool) or cluster not in CLUSTERS:
-        raise _argument_error(f"cluster must be one of {CLUSTERS} (CTAs per row), got "
-                              f"{cluster!r}")
     try:
         if cluster != 1:
             cluster_plan(N, dtype, cluster, op=op)
@@ -937,7 +946,7 @@ def softmax_rows(x, out=None, fast: bool = False, cluster: int = 1):
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
     dtype, N, rows = _rows_of("softmax_rows", x, out)
-    return _run("softmax", N, dtype, rows, x, (), out, cluster, fast=fast)
+    return _run("softmax", N, dtype, rows, x, (), out, _cluster(cluster), fast=fast)
 
 
 def rms_norm_rows(x, weight=None, eps: float | None = None, out=None, cluster: int = 1):
@@ -950,6 +959,7 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None, cluster: i
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
     dtype, N, rows = _rows_of("rms_norm_rows", x, out)
+    cluster = _cluster(cluster)
     if eps is None:
         import torch
         eps = torch.finfo(x.dtype).eps
@@ -969,6 +979,7 @@ def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None,
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
     dtype, N, rows = _rows_of("layer_norm_rows", x, out)
+    cluster = _cluster(cluster)
     eps = _eps("layer_norm_rows", eps)
     w = _vector("layer_norm_rows", "weight", weight, x, N, 1.0)
     b = _vector("layer_norm_rows", "bias", bias, x, N, 0.0)
