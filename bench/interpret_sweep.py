@@ -33,7 +33,7 @@ norms: softmax, RMSNorm and LayerNorm for a run-time M (the front doors' kernels
 log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16, bfloat16 and float32 in
 turn; against float64, per element within one ulp of the output type plus 4e-3 (float16) /
 2e-2 (bfloat16). --clusters: N rounded to a multiple of 8, each row split over the most CTAs
-of 2, 4 and 8 that norms.cluster_plan takes (cases it takes none of are drawn again).
+of 2, 4, 8 and 16 that norms.cluster_plan takes (cases it takes none of are drawn again).
 """
 
 from __future__ import annotations
@@ -231,7 +231,7 @@ def norm_cases(count: int, seed: int, long: bool = False,
         cluster = 1
         if clusters:
             N = -(-N // 8) * 8
-            fits = [c for c in (8, 4, 2) if _splits(norms, N, dtype, c, op)]
+            fits = [c for c in (16, 8, 4, 2) if _splits(norms, N, dtype, c, op)]
             if not fits:
                 continue
             cluster = fits[0]

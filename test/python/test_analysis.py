@@ -26,6 +26,8 @@ gpu.module @m {
     %mixed = arith.addi %row, %n : index
     %is_w0 = arith.cmpi eq, %warp, %c0 : index
     %first = arith.cmpi ult, %tid, %c4 : index
+    %least = arith.minsi %row, %off : index
+    %most = arith.maxsi %row, %n : index
     scf.for %i = %c16 to %n step %c32 {
       "test.use"(%i) : (index) -> ()
     }
@@ -62,7 +64,7 @@ def kernel():
         values = {}
         entry = func.regions[0].blocks[0]
         names = ["c0", "c4", "c16", "c32", "c5", "tid", "lane", "warp", "shifted", "bid", "row",
-                 "off", "mixed", "is_w0", "first"]
+                 "off", "mixed", "is_w0", "first", "least", "most"]
         for name, op in zip(names, entry.operations):
             values[name] = op.result
         values["n"] = entry.arguments[0]
@@ -128,6 +130,8 @@ def test_known_multiple(kernel):
     assert a.multiple(v["row"]) == 16 and a.multiple(v["off"]) == 16
     assert a.multiple(v["mixed"]) == 1 and a.multiple(v["c0"]) == 0
     assert a.multiple(v["i"]) == 16
+    # min and max are one operand or the other (a CTA's last part of a row: min(part, N - c0))
+    assert a.multiple(v["least"]) == 16 and a.multiple(v["most"]) == 1
 
 
 CARRIED = '''

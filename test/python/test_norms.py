@@ -105,9 +105,9 @@ def test_layer_norm_takes_deviations_from_the_mean(N):
     assert interpreted("layer_norm", N, 2, "float16", scale=1.0, offset=300.0) is None
 
 
-# rows split over clusters: parts of 2048 / 4096 elements, the last part shorter (4104 / 3:
-# 1368-element parts padded to 1536; 8200 / 4), a single row and several
-CLUSTER_CASES = [(4096, 2, 3), (8200, 4, 2), (16384, 8, 1), (4104, 2, 2)]
+# rows split over clusters: parts of 2048 / 4096 elements, the last part shorter (4104 / 2,
+# 8200 / 4), a single row and several, a non-portable cluster of 16
+CLUSTER_CASES = [(4096, 2, 3), (8200, 4, 2), (16384, 8, 1), (4104, 2, 2), (65536, 16, 1)]
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -144,7 +144,7 @@ def test_cluster_plans_and_their_refusals():
     assert plan.in_registers and plan.rows == 1 and 7 * plan.width < 128256 <= 8 * plan.width
     assert norms.workspace_slots("softmax", 8) == 16 and norms.workspace_slots("rms_norm", 8) == 8
     assert norms.workspace_slots("layer_norm", 1) == 0
-    with pytest.raises(ValueError, match=r"cluster=3 must be one of \(1, 2, 4, 8\)"):
+    with pytest.raises(ValueError, match=r"cluster=3 must be one of \(1, 2, 4, 8, 16\)"):
         norms.softmax(M, 4096, cluster=3)
     for wrong in (True, 2.0, "2"):
         with pytest.raises(ValueError, match="must be one of"):
@@ -158,8 +158,9 @@ def test_cluster_plans_and_their_refusals():
         norms.softmax(M, 131072, cluster=2)
     with pytest.raises(ValueError, match="M=300000000 rows over clusters of 8 CTAs exceed"):
         norms.rms_norm(300_000_000, 128256, cluster=8)
-    with pytest.raises(ValueError, match="leaves the last CTA of a row no part"):
-        norms.cluster_plan(2056, "float16", 4, per_thread=8, op="rms_norm")
+    for N, C in ((151936, 16), (4104, 2), (8200, 4)):       # the last part: what is left
+        part = norms.part_width(N, C)
+        assert part % 8 == 0 and 0 < N - (C - 1) * part <= part
 
 
 def test_the_aligned_configurations_keep_their_tiling():
@@ -216,6 +217,8 @@ def test_cluster_rows_ptx(op):
     """Clusters of 8 declared, barrier.cluster between publishing and reading the partial
     statistics (twice for LayerNorm: the mean, then the deviations), one thread's stores of
     them, 16-byte row accesses, no spills."""
+    assert re.search(r"\.reqnctapercluster\s+16,\s*1,\s*1", norms.row_kernel(
+        op, 151936, "bfloat16", target="sm_90a", cluster=16).ptx)       # Qwen2's vocabulary
     text = norms.row_kernel(op, 128256, "bfloat16", target="sm_90a", cluster=8).ptx
     assert re.search(r"\.reqnctapercluster\s+8,\s*1,\s*1", text)
     syncs = 2 if op == "layer_norm" else 1
@@ -315,7 +318,7 @@ def test_front_doors_refuse_bad_arguments(call, message):
 
 
 def test_front_doors_refuse_a_cluster_size():
-    with pytest.raises(ArgumentError, match=r"cluster must be one of \(1, 2, 4, 8\) \(CTAs "
+    with pytest.raises(ArgumentError, match=r"cluster must be one of \(1, 2, 4, 8, 16\) \(CTAs "
                                             r"per row\), got 3"):
         norms.softmax_rows(FakeCudaTensor((2, 4096)), cluster=3)
     with pytest.raises(ArgumentError, match="cluster must be one of"):

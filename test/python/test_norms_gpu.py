@@ -175,7 +175,7 @@ def test_float32_rows(op):
 
 @pytest.mark.parametrize("op", OPS)
 def test_rows_split_over_clusters(op, monkeypatch):
-    """cluster=2, 4, 8 (each row over a cluster, the statistics through the workspace and
+    """cluster=2, 4, 8, 16 (each row over a cluster, the statistics through the workspace and
     barrier.cluster): vocabulary-sized rows, a last part shorter than the others, a run-time M
     (several, one compile per configuration), both 16-bit dtypes and float32; NaN-poisoned
     outputs against float32 torch."""
@@ -187,7 +187,8 @@ def test_rows_split_over_clusters(op, monkeypatch):
     failures, configs = [], set()
     for i, (N, cluster, dtype) in enumerate([(32000, 2, "bfloat16"), (32000, 4, "float16"),
                                              (128256, 8, "bfloat16"), (65536, 4, "float16"),
-                                             (8200, 2, "float32"), (128256, 8, "float32")]):
+                                             (8200, 2, "float32"), (128256, 8, "float32"),
+                                             (151936, 16, "bfloat16")]):
         for M in (1, 3, 133):
             x, w, b = _inputs(op, M, N, dtype, seed=300 + i + M)
             y = torch.full_like(x, float("nan"))

@@ -426,6 +426,9 @@ RULES: dict[str, Rule] = {
     "arith.extsi": Cast(),
     "arith.trunci": Cast(keeps_multiple=False),
     "arith.select": Select(),
+    # min and max are one operand or the other: a multiple of what both are multiples of
+    "arith.minsi": Binary(np.minimum, _gcd),
+    "arith.maxsi": Binary(np.maximum, _gcd),
     "scf.for": ForLoop(),
     "scf.if": IfElse(),
     "tile.barrier_or": BarrierOr(),

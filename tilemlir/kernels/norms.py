@@ -31,8 +31,8 @@ How a row is held (`row_plan`):
   deviations from the mean for LayerNorm: two passes over the staged row), which one CTA
   reduction combines; a last pass normalises the tiles and stores them.
 
-- **split over a cluster** (`cluster=C`, 2, 4 or 8, N a multiple of 8; opt-in, not yet
-  timed on a GPU): CTA r of a cluster of C holds columns r * width .. of the row in registers
+- **split over a cluster** (`cluster=C`, 2, 4, 8 or 16, N a multiple of 8; opt-in, not yet
+  timed on a GPU): CTA r of a cluster of C holds columns r * part .. of the row in registers
   (cluster_plan), reduces them, and the C CTAs combine their statistics through an fp32
   workspace in global memory, ordered by barrier.cluster (release / acquire at cluster
   scope); each then normalises its part.
@@ -647,7 +647,9 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     return T.prim_func(long_rows)
 
 
-CLUSTERS = (1, 2, 4, 8)      # CTAs a row may be split over (portable cluster sizes)
+# CTAs a row may be split over: CUDA's portable cluster sizes, and 16, non-portable (Hopper
+# takes it; rows of 131072 to 262144 elements then fit the CTAs' registers)
+CLUSTERS = (1, 2, 4, 8, 16)
 
 
 def _is_cluster(value) -> bool:
@@ -657,32 +659,39 @@ def _is_cluster(value) -> bool:
 def cluster_plan(N: int, dtype: str, cluster: int, per_thread: int | None = None,
                  op: str = "softmax") -> RowPlan:
     """The plan of one CTA's part of a row split over a cluster of `cluster` CTAs: a
-    register row_plan of N / cluster elements (rounded up to whole 16-byte accesses), whose
-    width is the part each CTA takes (CTA r of the cluster: columns r * width ..). ValueError
-    unless the parts start on 16 bytes (N a multiple of VECTOR), fit in registers, fill a CTA
-    (one row of several warps) and each CTA has one."""
+    register row_plan of part_width(N, cluster) elements (CTA r of the cluster: columns
+    r * part .. (r + 1) * part, the last CTA what is left). ValueError
+    unless the parts start on 16 bytes (N a multiple of VECTOR), fit in registers and fill a
+    CTA (one row of several warps)."""
     if not _is_cluster(cluster) or cluster == 1:
         raise ValueError(f"cluster={cluster!r} must be one of {CLUSTERS} (CTAs a row is split "
                          f"over)")
     if N % VECTOR:
         raise ValueError(f"cluster={cluster}: N={N} must be a multiple of {VECTOR}, so that "
                          f"each CTA's part of a row starts on 16 bytes")
-    part = -(-N // cluster)
-    plan = row_plan(-(-part // VECTOR) * VECTOR, dtype, per_thread, op)
+    part = part_width(N, cluster)
+    plan = row_plan(part, dtype, per_thread, op)
     if not plan.in_registers or plan.rows != 1 or plan.warps < 2:
         raise ValueError(f"cluster={cluster}: parts of N={N} / {cluster} elements must take "
                          f"a CTA of several warps and fit its registers (up to "
                          f"{REGISTER_ROW_MAX}); use fewer or more CTAs per row")
-    if (cluster - 1) * plan.width >= N:
-        raise ValueError(f"cluster={cluster}: N={N} leaves the last CTA of a row no part "
-                         f"(parts of {plan.width}); use fewer CTAs per row")
+    # every CTA has a part: a part of several warps' accesses is over 256 elements, and so
+    # (cluster - 1) parts, each at most 7 past N / cluster, stay short of N
     return plan
+
+
+def part_width(N: int, cluster: int) -> int:
+    """The columns of a row each CTA of a cluster takes (the last: what is left): N / cluster
+    rounded up to whole 16-byte accesses. The CTA's register tile (its plan's width) may be
+    wider; the columns past its part are masked."""
+    return -(-(-(-N // cluster)) // VECTOR) * VECTOR
 
 
 def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: float = 0.0,
                   fast: bool = False):
     """A kernel whose rows are each split over a cluster of C CTAs (cluster_plan): CTA r of
-    row m's cluster holds columns r * width .. in registers, reduces them as a row of its own,
+    row m's cluster holds columns r * part .. (r + 1) * part in registers (part_width; the last
+    CTA what is left), reduces them as a row of its own,
     and writes its statistics to the fp32 workspace P[m] (C maxima and C sums for softmax,
     C sums of squares for RMSNorm, C sums and then C sums of squared deviations from the
     mean for LayerNorm). barrier.cluster (arrive.release, wait.acquire) makes them visible to
@@ -693,7 +702,7 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
     if isinstance(M, int) and M * C > MAX_ROWS:
         raise ValueError(f"{op}: M={M} rows over clusters of {C} CTAs exceed the {MAX_ROWS} "
                          f"CTAs of a grid; use fewer CTAs per row")
-    width = plan.width
+    width, part = plan.width, part_width(N, C)
     layout, v_layout = plan.layout(), plan.vector_layout()
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
     fill = float("-inf") if is_softmax else 0.0
@@ -705,7 +714,7 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
                      Y: T.Buffer((M, N), dtype),
                      P: T.Buffer((M, slots), "float32")):
         cta = T.cta_id([M * C])
-        T.cluster_shape([C, 1, 1])
+        T.cluster_shape([C, 1, 1], non_portable=C > 8)
         warp = T.warp_id([plan.warps])
         lane = T.lane_id([32])
         pool = T.SMEMPool()
@@ -713,8 +722,8 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
         pool.commit()
         row = cta // C
         rank = T.cuda.cluster_ctarank()
-        c0 = rank * width
-        valid = N - c0                          # this part's columns inside the row, from c0
+        c0 = rank * part
+        valid = T.min(part, N - c0)             # this part's columns, from c0
         x = T.alloc_local((1, width), dtype, layout=layout)
         xf = T.alloc_local((1, width), "float32", layout=layout)
         stat = T.alloc_local((1, 1), "float32", layout=STAT)
@@ -941,7 +950,7 @@ def softmax_rows(x, out=None, fast: bool = False, cluster: int = 1):
     bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given),
     written on the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for
     exp.
-    cluster: CTAs each row is split over (1, 2, 4 or 8; N a multiple of 8, parts of at most
+    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; N a multiple of 8, parts of at most
     REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
@@ -954,7 +963,7 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None, cluster: i
     [..., N] (float16, bfloat16 or float32, any strides; weight [N] of x's dtype, None: ones),
     in f32 math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
     given), written on the current stream. Compiles once per (N, dtype, eps).
-    cluster: CTAs each row is split over (1, 2, 4 or 8; N a multiple of 8, parts of at most
+    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; N a multiple of 8, parts of at most
     REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
@@ -974,7 +983,7 @@ def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None,
     shape [..., N] (float16, bfloat16 or float32, any strides; weight and bias [N] of x's
     dtype, None: ones and zeros), in f32 math. Returns `out` (a new tensor unless given),
     written on the current stream. Compiles once per (N, dtype, eps).
-    cluster: CTAs each row is split over (1, 2, 4 or 8; N a multiple of 8, parts of at most
+    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; N a multiple of 8, parts of at most
     REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
