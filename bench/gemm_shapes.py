@@ -27,7 +27,7 @@ of each case (what tuned_hgemm chooses from) and reports the best beside the heu
 
 The configurations are compiled ahead of the cases, side by side in --workers processes, into
 the disk cache (TILEMLIR_CACHE_DIR), and each case runs once its compile is done, hitting the
-cache. The results file is rewritten after every case, so a run cut short keeps its rows; a
+cache (--compile-first: once every compile is done, so that none runs beside a timing). The results file is rewritten after every case, so a run cut short keeps its rows; a
 case that takes longer than --case-timeout is written down as hung and the run exits (3).
 """
 
@@ -304,6 +304,9 @@ def main() -> None:
     p.add_argument("--no-timing", action="store_true",
                    help="check every case, time none (beside other GPU work)")
     p.add_argument("--workers", type=int, default=12, help="compile processes (0: none)")
+    p.add_argument("--compile-first", action="store_true",
+                   help="compile every case before timing any (the workers' compiles then "
+                        "take no CPU from the host-bound small cases' launches)")
     p.add_argument("--case-timeout", type=float, default=120.0,
                    help="seconds one case may take before the run stops, calling it hung")
     p.add_argument("--candidates", type=int, default=0,
@@ -328,6 +331,8 @@ def main() -> None:
                 args.workers, mp_context=multiprocessing.get_context("spawn")))
             compiled = pool.map(compile_case, todo, [args.candidates] * len(todo),
                                 chunksize=2)                # in order, as they finish
+            if args.compile_first:      # no compile beside the timings (host-bound cases)
+                compiled = list(compiled)
         for case, _ in zip(todo, compiled):
             watchdog = threading.Timer(args.case_timeout, hung, (case, args, env, rows,
                                                                   len(todo), copy_gbs))

@@ -12,6 +12,6 @@ summary() { grep -A4 "^## Summary" "$1" | grep "^-"; }
 timeout 90 $G --suite decode --flush write --out "$logs/decode-write.md" > "$logs/decode-write.log" 2>&1; summary "$logs/decode-write.md"
 timeout 90 $G --suite decode --flush read --out "$logs/decode-read.md" > "$logs/decode-read.log" 2>&1; summary "$logs/decode-read.md"
 timeout 100 $G --suite unaligned --out "$logs/unaligned.md" > "$logs/unaligned.log" 2>&1; summary "$logs/unaligned.md"
-timeout 90 $G --suite random --count 150 --random-reps 6 --workers 4 --out "$logs/random.md" > "$logs/random.log" 2>&1; summary "$logs/random.md"
+timeout 150 $G --suite random --count 150 --random-reps 6 --compile-first --out "$logs/random.md" > "$logs/random.log" 2>&1; summary "$logs/random.md"
 timeout 120 python3 bench/attention.py --suite general --out "$logs/attention-general.md" > "$logs/attention.log" 2>&1; tail -3 "$logs/attention.log"
 tar -czf "$out/logs.tar.gz" -C "$logs" .
