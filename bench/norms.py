@@ -8,6 +8,7 @@ the same process.
     python bench/norms.py --lengths 32000,50257 --dtypes bfloat16 --ops layer_norm
     python bench/norms.py --shapes 4096x4096,1000x8192 --ops softmax --per-thread 32,64
     python bench/norms.py --lengths 32000,128256 --clusters 1,2,4,8     # rows over clusters
+    python bench/norms.py --lengths 50257,128256 --stage-kib 48,96,192 --stage-warps 8,16
 
 By default each row length N of --lengths (1024, 4096, 32000, 50257, 128256) runs with
 M = ceil(--elements / N) rows (2^26 elements: a 128 MiB tensor in 16 bits, well past the L2).
@@ -53,14 +54,16 @@ def reference(op, x, w, b):
     return torch.nn.functional.layer_norm(xd, (N,), w.double(), b.double(), EPS[op])
 
 
-def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster=1):
-    """(tilemlir's call, torch's call) writing / returning op(x)."""
+def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster=1, staging=None):
+    """(tilemlir's call, torch's call) writing / returning op(x). per_thread or `staging`
+    (row_plan's stage_bytes / stage_warps): the factory's kernel, else the front door."""
     N = x.shape[-1]
     F = torch.nn.functional
     peer = {"softmax": lambda: torch.softmax(x, dim=-1),
             "rms_norm": lambda: F.rms_norm(x, (N,), w, EPS["rms_norm"]),
             "layer_norm": lambda: F.layer_norm(x, (N,), w, b, EPS["layer_norm"])}[op]
-    if per_thread is None:                                      # the front door
+    staging = staging or {}
+    if per_thread is None and not staging:                      # the front door
         c = cluster
         ours = {"softmax": lambda: norms.softmax_rows(x, out=y, fast=fast, cluster=c),
                 "rms_norm": lambda: norms.rms_norm_rows(x, w, EPS[op], out=y, cluster=c),
@@ -69,18 +72,18 @@ def ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster=1):
         return ours, peer
     options = {"fast": fast} if op == "softmax" else {"eps": EPS[op]}
     kernel = tilemlir.compile(getattr(norms, op)(T.dynamic("M"), N, dtype, per_thread=per_thread,
-                                                 **options))
+                                                 **staging, **options))
     args = {"softmax": (x, y), "rms_norm": (x, w, y), "layer_norm": (x, w, b, y)}[op]
     return (lambda: kernel(*args)), peer
 
 
-def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None, cluster=1) -> dict:
+def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None, cluster=1, staging=None) -> dict:
     t = TORCH_DTYPES[dtype]
     x = (torch.randn(M, N, device="cuda") * (4.0 if op == "softmax" else 1.0)).to(t)
     w = (torch.rand(N, device="cuda") + 0.5).to(t)
     b = torch.randn(N, device="cuda").to(t)
     y = torch.full_like(x, float("nan"))
-    ours, peer = ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster)
+    ours, peer = ours_and_peer(op, x, w, b, y, dtype, fast, per_thread, cluster, staging)
     ours()
     torch.cuda.synchronize()
     assert not torch.isnan(y).any(), f"{op} {M}x{N} {dtype}: outputs never written"
@@ -98,7 +101,8 @@ def run_case(op, M, N, dtype, fast, rep_ms, per_thread=None, cluster=1) -> dict:
     gbps = {name: nbytes / (ms * 1e-3) / 1e9 for name, ms in times.items()}
     label = op + (" (fast exp)" if fast and op == "softmax" else "") + \
         (f" ({per_thread} per thread)" if per_thread is not None else "") + \
-        (f" ({cluster} CTAs per row)" if cluster != 1 else "")
+        (f" ({cluster} CTAs per row)" if cluster != 1 else "") + \
+        "".join(f" ({k}={v})" for k, v in (staging or {}).items())
     return dict(op=label, shape=f"{M}x{N}",
                 dtype=dtype, err=err, ms=times, gbps=gbps,
                 of_copy=gbps["tilemlir"] / gbps["copy"], vs_torch=times["torch"] / times["tilemlir"])
@@ -156,6 +160,13 @@ def main() -> None:
     p.add_argument("--clusters", default=[1], type=lambda s: [int(v) for v in s.split(",")],
                    help="CTAs per row through the front doors' cluster= (e.g. 1,4,8; a "
                         "shape the split does not fit is skipped)")
+    p.add_argument("--stage-kib", default=[None],
+                   type=lambda s: [None] + [int(v) for v in s.split(",")],
+                   help="long rows: also KiB of shared memory for staged tiles (row_plan's "
+                        "stage_bytes), e.g. 0,48,96 (the default's row is kept)")
+    p.add_argument("--stage-warps", default=[None],
+                   type=lambda s: [None] + [int(v) for v in s.split(",")],
+                   help="long rows: also warps per CTA (row_plan's stage_warps), e.g. 8")
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
@@ -163,14 +174,22 @@ def main() -> None:
     for op in args.ops:
         for M, N in shapes(args):
             for dtype in args.dtypes:
-                for per_thread, cluster in ((t, c) for t in args.per_thread
-                                            for c in args.clusters):
-                    if cluster != 1 and (per_thread is not None
+                for per_thread, cluster, kib, warps in (
+                        (t, c, k, w) for t in args.per_thread for c in args.clusters
+                        for k in args.stage_kib for w in args.stage_warps):
+                    staging = {key: value for key, value in (("stage_bytes", kib),
+                                                              ("stage_warps", warps))
+                               if value is not None}
+                    if "stage_bytes" in staging:
+                        staging["stage_bytes"] *= 1024
+                    if cluster != 1 and (per_thread is not None or staging
                                          or not fits(op, N, dtype, cluster)):
                         continue
+                    if staging and N <= norms.REGISTER_ROW_MAX:
+                        continue                    # rows in registers stage nothing
                     try:
                         row = run_case(op, M, N, dtype, args.fast_exp, args.rep_ms, per_thread,
-                                       cluster)
+                                       cluster, staging)
                     except AssertionError as err:      # the other cases still run
                         wrong.append(str(err))
                         print(f"WRONG: {err}", flush=True)

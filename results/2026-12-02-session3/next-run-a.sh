@@ -14,6 +14,7 @@ for tool in memcheck racecheck synccheck; do
   run 240 "sanitizer-smoke_norms-$tool.log" compute-sanitizer --tool $tool --report-api-errors no python3 bench/smoke_norms.py &
 done
 wait
-run 250 norms.log python3 bench/norms.py --lengths 1024,4096,32000,50257,128256,151936 --clusters 1,2,4,8,16 --rep-ms 40 --out "$logs/norms-clusters.md"
+run 200 norms.log python3 bench/norms.py --lengths 1024,4096,32000,50257,128256,151936 --clusters 1,2,4,8,16 --rep-ms 40 --out "$logs/norms-clusters.md"
+run 150 norms-staging.log python3 bench/norms.py --lengths 50257,128256 --dtypes bfloat16 --stage-kib 0,48,96 --stage-warps 8 --rep-ms 40 --out "$logs/norms-staging.md"
 tar -czf "$out/logs.tar.gz" -C "$logs" .
-grep -E "^\| (softmax|rms|layer)" "$logs/norms-clusters.md" | awk -F'|' '{print $2,$3,$4,$11,$12}'
+for f in "$logs"/norms-*.md; do grep -E "^\| (softmax|rms|layer)" "$f" | awk -F'|' '{print $2,$3,$4,$11,$12}'; done

@@ -41,7 +41,7 @@ def _read(dtype: str, y: np.ndarray) -> np.ndarray:
 
 
 def interpreted(op: str, N: int, rows: int, dtype: str, m=M, scale=2.0, offset=1.0, seed=0,
-                cluster=1):
+                cluster=1, **staging):
     """op's kernel for (m, N) interpreted on `rows` random rows (each split over `cluster`
     CTAs): None if right, else what is wrong."""
     rng = np.random.default_rng(seed + N)
@@ -50,7 +50,7 @@ def interpreted(op: str, N: int, rows: int, dtype: str, m=M, scale=2.0, offset=1
     b_in, b = _as(dtype, rng.standard_normal(N))
     y = _poisoned(dtype, (rows, N))
     options = {"eps": EPS[op]} if op in EPS else {}
-    kernel = getattr(norms, op)(m, N, dtype, cluster=cluster, **options)
+    kernel = getattr(norms, op)(m, N, dtype, cluster=cluster, **staging, **options)
     vectors = {"softmax": (), "rms_norm": (w_in,), "layer_norm": (w_in, b_in)}[op]
     workspace = [np.full((rows, norms.workspace_slots(op, cluster)), np.nan, np.float32)] \
         if cluster > 1 else []
@@ -91,11 +91,30 @@ def test_a_fixed_m_too(op, m, N):
 def test_long_rows_past_shared_memory(op, N, monkeypatch):
     """Rows longer than the staged tiles: the rest read from global memory in each pass, in a
     loop when there are too many tiles to unroll."""
-    monkeypatch.setattr(norms, "STAGE_BYTES", 32768)          # 2 tiles of 8192 staged
     monkeypatch.setattr(norms, "UNROLLED_TILES", 4)
-    plan = norms.row_plan(N, "float16", op=op)
+    plan = norms.row_plan(N, "float16", op=op, stage_bytes=32768)     # 2 tiles of 8192 staged
     assert (plan.staged, plan.tiles) == (2, -(-N // 8192))
-    assert interpreted(op, N, 2, "float16") is None
+    assert interpreted(op, N, 2, "float16", stage_bytes=32768) is None
+
+
+@pytest.mark.parametrize("op", OPS)
+@pytest.mark.parametrize("N,stage_bytes,stage_warps", [(50257, 0, 8), (40000, 65536, 4),
+                                                       (20000, 16384, 32)])
+def test_long_rows_with_less_staging_and_fewer_warps(op, N, stage_bytes, stage_warps):
+    """stage_bytes and stage_warps (more rows per SM): nothing staged (every tile read in each
+    pass), part of the row, a CTA of 4 or 32 warps."""
+    plan = norms.row_plan(N, "bfloat16", op=op, stage_bytes=stage_bytes,
+                          stage_warps=stage_warps)
+    assert plan.warps == stage_warps and plan.staged * plan.width * 2 <= stage_bytes
+    assert interpreted(op, N, 2, "bfloat16", stage_bytes=stage_bytes,
+                       stage_warps=stage_warps) is None
+
+
+def test_staging_refusals():
+    with pytest.raises(ValueError, match="stage_bytes=300000 must be an integer from 0 to"):
+        norms.softmax(M, 50000, stage_bytes=300000)
+    with pytest.raises(ValueError, match="stage_warps=6 must be 4, 8, 16 or 32"):
+        norms.rms_norm(M, 50000, stage_warps=6)
 
 
 @pytest.mark.parametrize("N", [1000, 20000])

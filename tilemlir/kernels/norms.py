@@ -29,7 +29,9 @@ How a row is held (`row_plan`):
   its own elements over the tiles (a running max and a sum rescaled by exp(old max - new max)
   for softmax: online softmax; a sum of squares for RMSNorm; a sum, then a sum of squared
   deviations from the mean for LayerNorm: two passes over the staged row), which one CTA
-  reduction combines; a last pass normalises the tiles and stores them.
+  reduction combines; a last pass normalises the tiles and stores them. The factories'
+  stage_bytes and stage_warps set the shared memory and the warps (less of both fits more
+  rows on an SM, at the cost of reading the unstaged tiles in each pass).
 
 - **split over a cluster** (`cluster=C`, 2, 4, 8 or 16, N a multiple of 8; opt-in, not yet
   timed on a GPU): CTA r of a cluster of C holds columns r * part .. of the row in registers
@@ -58,6 +60,7 @@ REGISTER_ROW_MAX = 16384    # longer rows go through shared memory in tiles
 STAGE_WARPS = 16            # a CTA of long rows
 STAGE_PER_THREAD = 16       # elements a thread takes from each tile of a long row
 STAGE_BYTES = 192 * 1024    # shared memory for a long row's tiles (the rest is read twice)
+MAX_STAGE_BYTES = 200 * 1024    # what a CTA may stage (the H200's 227 KiB less the rest)
 UNROLLED_TILES = 32         # longer rows loop over their unstaged tiles
 OPS = ("softmax", "rms_norm", "layer_norm")
 DTYPES = ("float16", "bfloat16", "float32")
@@ -154,23 +157,36 @@ def _elem_bytes(dtype: str) -> int:
 
 
 def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
-             op: str = "softmax") -> RowPlan:
+             op: str = "softmax", stage_bytes: int | None = None,
+             stage_warps: int | None = None) -> RowPlan:
     """How rows of N elements are held (see the module docstring). per_thread: the elements a
     thread keeps (in registers: of the row; long rows: of each tile); None: the default (softmax
-    in registers: softmax_per_thread(N); else PER_THREAD, or STAGE_PER_THREAD for long rows)."""
+    in registers: softmax_per_thread(N); else PER_THREAD, or STAGE_PER_THREAD for long rows).
+    stage_bytes, stage_warps: long rows' shared memory for staged tiles and warps per CTA
+    (None: STAGE_BYTES, STAGE_WARPS); less shared memory and fewer warps fit more rows on an
+    SM, the unstaged tiles read twice."""
     if isinstance(N, bool) or not isinstance(N, int) or N < 1:
         raise ValueError(f"N={N!r}: the row length must be a positive integer")
     if per_thread is not None and per_thread not in (8, 16, 32, 64, 128):
         raise ValueError(f"per_thread={per_thread!r} must be 8, 16, 32, 64 or 128")
+    stage_bytes = STAGE_BYTES if stage_bytes is None else stage_bytes
+    stage_warps = STAGE_WARPS if stage_warps is None else stage_warps
+    if isinstance(stage_bytes, bool) or not isinstance(stage_bytes, int) \
+            or not 0 <= stage_bytes <= MAX_STAGE_BYTES:
+        raise ValueError(f"stage_bytes={stage_bytes!r} must be an integer from 0 to "
+                         f"{MAX_STAGE_BYTES} (shared memory for a long row's tiles)")
+    if stage_warps not in (4, 8, 16, 32) or isinstance(stage_warps, bool):
+        raise ValueError(f"stage_warps={stage_warps!r} must be 4, 8, 16 or 32 (warps of a CTA "
+                         f"of long rows)")
     vector = min(VECTOR, N & -N)
     accesses = -(-N // vector)
     if N > REGISTER_ROW_MAX:
         per = STAGE_PER_THREAD if per_thread is None else per_thread
         chunks = max(1, per // vector)
-        width = chunks * STAGE_WARPS * 32 * vector
+        width = chunks * stage_warps * 32 * vector
         tiles = -(-N // width)
-        staged = min(tiles, STAGE_BYTES // (width * _elem_bytes(dtype)))
-        return RowPlan(N, vector, 32, STAGE_WARPS, 1, chunks, tiles, staged)
+        staged = min(tiles, stage_bytes // (width * _elem_bytes(dtype)))
+        return RowPlan(N, vector, 32, stage_warps, 1, chunks, tiles, staged)
     if per_thread is None:
         per_thread = softmax_per_thread(N) if op == "softmax" else PER_THREAD
     if accesses <= 32:                                  # a warp holds 32 // lanes rows
@@ -245,9 +261,11 @@ def _row_tiles(plan: RowPlan, M, dtype: str):
 
 
 def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
-            per_thread: int | None = None, cluster: int = 1):
+            per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
+            stage_warps: int | None = None):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
-    uses ex2.approx.ftz for exp. per_thread: as row_plan's; cluster: as cluster_plan's."""
+    uses ex2.approx.ftz for exp. per_thread, stage_bytes, stage_warps: as row_plan's; cluster:
+    as cluster_plan's."""
     M, N = _check("softmax", M, N, dtype)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
@@ -255,7 +273,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
         return _cluster_rows("softmax", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "softmax"), cluster,
                              fast=fast)
-    plan = row_plan(N, dtype, per_thread, "softmax")
+    plan = row_plan(N, dtype, per_thread, "softmax", stage_bytes, stage_warps)
     if not plan.in_registers:
         return _long_rows("softmax", M, N, dtype, plan, fast=fast)
     R, width = plan.rows, plan.width
@@ -289,17 +307,18 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
 
 
 def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
-             per_thread: int | None = None, cluster: int = 1):
+             per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
+             stage_warps: int | None = None):
     """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
-    (M an int or a run-time dim), f32 math. per_thread: as row_plan's; cluster: as
-    cluster_plan's."""
+    (M an int or a run-time dim), f32 math. per_thread, stage_bytes, stage_warps: as
+    row_plan's; cluster: as cluster_plan's."""
     M, N = _check("rms_norm", M, N, dtype)
     _check_eps("rms_norm", eps)
     if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("rms_norm", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "rms_norm"), cluster,
                              eps=eps)
-    plan = row_plan(N, dtype, per_thread, "rms_norm")
+    plan = row_plan(N, dtype, per_thread, "rms_norm", stage_bytes, stage_warps)
     if not plan.in_registers:
         return _long_rows("rms_norm", M, N, dtype, plan, eps=eps)
     R, width = plan.rows, plan.width
@@ -340,18 +359,19 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
 
 
 def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
-               per_thread: int | None = None, cluster: int = 1):
+               per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
+               stage_warps: int | None = None):
     """torch.nn.functional.layer_norm(X, (N,), W, B, eps) over the last axis of an M x N
     tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
-    deviations from it (two reductions over the row, no cancellation). per_thread: as
-    row_plan's; cluster: as cluster_plan's."""
+    deviations from it (two reductions over the row, no cancellation). per_thread,
+    stage_bytes, stage_warps: as row_plan's; cluster: as cluster_plan's."""
     M, N = _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
     if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("layer_norm", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "layer_norm"),
                              cluster, eps=eps)
-    plan = row_plan(N, dtype, per_thread, "layer_norm")
+    plan = row_plan(N, dtype, per_thread, "layer_norm", stage_bytes, stage_warps)
     if not plan.in_registers:
         return _long_rows("layer_norm", M, N, dtype, plan, eps=eps)
     R, width = plan.rows, plan.width
@@ -430,7 +450,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         T.warp_id([warps])
         T.lane_id([32])
         pool = T.SMEMPool()
-        S = pool.alloc((1, span), dtype)
+        S = pool.alloc((1, max(span, VECTOR)), dtype)      # (unused where nothing is staged)
         scratch = pool.alloc((warps,), "float32")
         pool.commit()
         x = T.alloc_local((1, width), dtype, layout=layout)
