@@ -32,8 +32,8 @@ against the dequantized product in float32 (relative Frobenius error below 1e-2)
 norms: softmax, RMSNorm and LayerNorm for a run-time M (the front doors' kernels), N
 log-uniform in 1..20000 (--long: 16000..131072), M 1..8, float16, bfloat16 and float32 in
 turn; against float64, per element within one ulp of the output type plus 4e-3 (float16) /
-2e-2 (bfloat16). --clusters: N rounded to a multiple of 8, each row split over the most CTAs
-of 2, 4, 8 and 16 that norms.cluster_plan takes (cases it takes none of are drawn again).
+2e-2 (bfloat16). --clusters: each row split over the most CTAs of 2, 4, 8 and 16 that
+norms.cluster_plan takes (cases it takes none of are drawn again).
 """
 
 from __future__ import annotations
@@ -230,7 +230,6 @@ def norm_cases(count: int, seed: int, long: bool = False,
         M = int(rng.integers(1, max(2, min(9, 40000 // N))))
         cluster = 1
         if clusters:
-            N = -(-N // 8) * 8
             fits = [c for c in (16, 8, 4, 2) if _splits(norms, N, dtype, c, op)]
             if not fits:
                 continue

@@ -125,8 +125,10 @@ def test_layer_norm_takes_deviations_from_the_mean(N):
 
 
 # rows split over clusters: parts of 2048 / 4096 elements, the last part shorter (4104 / 2,
-# 8200 / 4), a single row and several, a non-portable cluster of 16
-CLUSTER_CASES = [(4096, 2, 3), (8200, 4, 2), (16384, 8, 1), (4104, 2, 2), (65536, 16, 1)]
+# 8200 / 4), a single row and several, a non-portable cluster of 16, rows starting on 2 bytes
+# (50257: 2-byte accesses) and on 8 (4100: 8-byte accesses)
+CLUSTER_CASES = [(4096, 2, 3), (8200, 4, 2), (16384, 8, 1), (4104, 2, 2), (65536, 16, 1),
+                 (50257, 4, 2), (4100, 2, 3)]
 
 
 @pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
@@ -168,8 +170,9 @@ def test_cluster_plans_and_their_refusals():
     for wrong in (True, 2.0, "2"):
         with pytest.raises(ValueError, match="must be one of"):
             norms.rms_norm(M, 4096, cluster=wrong)
-    with pytest.raises(ValueError, match="cluster=4: N=50257 must be a multiple of 8"):
-        norms.rms_norm(M, 50257, cluster=4)
+    odd = norms.cluster_plan(50257, "bfloat16", 4)     # parts start on 2 bytes: 2-byte accesses
+    assert odd.vector == 1 and norms.part_width(50257, 4) == 12565
+    assert norms.cluster_plan(4100, "float16", 2, op="rms_norm").vector == 4
     with pytest.raises(ValueError, match="cluster=8: parts of N=4096 / 8 elements must take a "
                                          "CTA of several warps"):
         norms.layer_norm(M, 4096, cluster=8)
@@ -342,9 +345,10 @@ def test_front_doors_refuse_a_cluster_size():
         norms.softmax_rows(FakeCudaTensor((2, 4096)), cluster=3)
     with pytest.raises(ArgumentError, match="cluster must be one of"):
         norms.layer_norm_rows(FakeCudaTensor((2, 4096)), cluster=4.0)
-    with pytest.raises(ArgumentError, match="cluster=2: N=4095 must be a multiple of 8"):
+    with pytest.raises(ArgumentError, match="cluster=8: parts of N=4095 / 8 elements must "
+                                            "take a CTA of several warps"):
         norms.rms_norm_rows(FakeCudaTensor((2, 4095)), FakeCudaTensor((4095,)), eps=1e-6,
-                            cluster=2)
+                            cluster=8)
 
 
 def test_factories_refuse_bad_arguments():

@@ -188,7 +188,8 @@ def test_rows_split_over_clusters(op, monkeypatch):
     for i, (N, cluster, dtype) in enumerate([(32000, 2, "bfloat16"), (32000, 4, "float16"),
                                              (128256, 8, "bfloat16"), (65536, 4, "float16"),
                                              (8200, 2, "float32"), (128256, 8, "float32"),
-                                             (151936, 16, "bfloat16")]):
+                                             (151936, 16, "bfloat16"), (50257, 4, "float16"),
+                                             (50257, 8, "bfloat16")]):
         for M in (1, 3, 133):
             x, w, b = _inputs(op, M, N, dtype, seed=300 + i + M)
             y = torch.full_like(x, float("nan"))

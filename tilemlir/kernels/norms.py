@@ -33,7 +33,7 @@ How a row is held (`row_plan`):
   stage_bytes and stage_warps set the shared memory and the warps (less of both fits more
   rows on an SM, at the cost of reading the unstaged tiles in each pass).
 
-- **split over a cluster** (`cluster=C`, 2, 4, 8 or 16, N a multiple of 8; opt-in, not yet
+- **split over a cluster** (`cluster=C`, 2, 4, 8 or 16; opt-in, not yet
   timed on a GPU): CTA r of a cluster of C holds columns r * part .. of the row in registers
   (cluster_plan), reduces them, and the C CTAs combine their statistics through an fp32
   workspace in global memory, ordered by barrier.cluster (release / acquire at cluster
@@ -158,13 +158,14 @@ def _elem_bytes(dtype: str) -> int:
 
 def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
              op: str = "softmax", stage_bytes: int | None = None,
-             stage_warps: int | None = None) -> RowPlan:
+             stage_warps: int | None = None, max_vector: int = VECTOR) -> RowPlan:
     """How rows of N elements are held (see the module docstring). per_thread: the elements a
     thread keeps (in registers: of the row; long rows: of each tile); None: the default (softmax
     in registers: softmax_per_thread(N); else PER_THREAD, or STAGE_PER_THREAD for long rows).
     stage_bytes, stage_warps: long rows' shared memory for staged tiles and warps per CTA
     (None: STAGE_BYTES, STAGE_WARPS); less shared memory and fewer warps fit more rows on an
-    SM, the unstaged tiles read twice."""
+    SM, the unstaged tiles read twice. max_vector: the widest access (a power of two; a row
+    that starts on fewer bytes than N's own alignment gives, as a cluster's parts do)."""
     if isinstance(N, bool) or not isinstance(N, int) or N < 1:
         raise ValueError(f"N={N!r}: the row length must be a positive integer")
     if per_thread is not None and per_thread not in (8, 16, 32, 64, 128):
@@ -178,7 +179,7 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
     if stage_warps not in (4, 8, 16, 32) or isinstance(stage_warps, bool):
         raise ValueError(f"stage_warps={stage_warps!r} must be 4, 8, 16 or 32 (warps of a CTA "
                          f"of long rows)")
-    vector = min(VECTOR, N & -N)
+    vector = min(VECTOR, N & -N, max_vector)
     accesses = -(-N // vector)
     if N > REGISTER_ROW_MAX:
         per = STAGE_PER_THREAD if per_thread is None else per_thread
@@ -680,17 +681,14 @@ def cluster_plan(N: int, dtype: str, cluster: int, per_thread: int | None = None
                  op: str = "softmax") -> RowPlan:
     """The plan of one CTA's part of a row split over a cluster of `cluster` CTAs: a
     register row_plan of part_width(N, cluster) elements (CTA r of the cluster: columns
-    r * part .. (r + 1) * part, the last CTA what is left). ValueError
-    unless the parts start on 16 bytes (N a multiple of VECTOR), fit in registers and fill a
-    CTA (one row of several warps)."""
+    r * part .. (r + 1) * part, the last CTA what is left), its accesses as wide as the row's
+    alignment allows (16 bytes where N is a multiple of 8, 2 where N is odd). ValueError
+    unless the parts fit in registers and fill a CTA (one row of several warps)."""
     if not _is_cluster(cluster) or cluster == 1:
         raise ValueError(f"cluster={cluster!r} must be one of {CLUSTERS} (CTAs a row is split "
                          f"over)")
-    if N % VECTOR:
-        raise ValueError(f"cluster={cluster}: N={N} must be a multiple of {VECTOR}, so that "
-                         f"each CTA's part of a row starts on 16 bytes")
     part = part_width(N, cluster)
-    plan = row_plan(part, dtype, per_thread, op)
+    plan = row_plan(part, dtype, per_thread, op, max_vector=N & -N)
     if not plan.in_registers or plan.rows != 1 or plan.warps < 2:
         raise ValueError(f"cluster={cluster}: parts of N={N} / {cluster} elements must take "
                          f"a CTA of several warps and fit its registers (up to "
@@ -702,9 +700,11 @@ def cluster_plan(N: int, dtype: str, cluster: int, per_thread: int | None = None
 
 def part_width(N: int, cluster: int) -> int:
     """The columns of a row each CTA of a cluster takes (the last: what is left): N / cluster
-    rounded up to whole 16-byte accesses. The CTA's register tile (its plan's width) may be
-    wider; the columns past its part are masked."""
-    return -(-(-(-N // cluster)) // VECTOR) * VECTOR
+    rounded up to whole accesses of the row's own alignment (16 bytes where N is a multiple of
+    8: every part then starts as the row does). The CTA's register tile (its plan's width)
+    may be wider; the columns past its part are masked."""
+    step = min(VECTOR, N & -N)
+    return -(-(-(-N // cluster)) // step) * step
 
 
 def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: float = 0.0,
@@ -970,7 +970,7 @@ def softmax_rows(x, out=None, fast: bool = False, cluster: int = 1):
     bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given),
     written on the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for
     exp.
-    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; N a multiple of 8, parts of at most
+    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
     REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
@@ -983,7 +983,7 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None, cluster: i
     [..., N] (float16, bfloat16 or float32, any strides; weight [N] of x's dtype, None: ones),
     in f32 math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
     given), written on the current stream. Compiles once per (N, dtype, eps).
-    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; N a multiple of 8, parts of at most
+    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
     REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
@@ -1003,7 +1003,7 @@ def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None,
     shape [..., N] (float16, bfloat16 or float32, any strides; weight and bias [N] of x's
     dtype, None: ones and zeros), in f32 math. Returns `out` (a new tensor unless given),
     written on the current stream. Compiles once per (N, dtype, eps).
-    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; N a multiple of 8, parts of at most
+    cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
     REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
     combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
     default, 1, is one CTA per row."""
