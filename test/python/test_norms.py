@@ -160,6 +160,24 @@ def test_rows_split_over_a_cluster_far_from_zero_and_in_float32(op):
     assert mismatches(op, "float32", y, reference(op, x, w, b)) is None
 
 
+def test_softmax_over_a_cluster_with_parts_all_minus_infinity():
+    """Logits masked to -inf over whole parts of the row (a padded vocabulary's tail, a banned
+    range): those parts add nothing, the others give torch's softmax; a row all -inf gives
+    NaN, as torch."""
+    N, C = 8200, 4
+    part = norms.part_width(N, C)
+    x = np.random.default_rng(3).standard_normal((3, N)).astype(np.float32)
+    x[0, 3 * part:] = -np.inf                             # the last part
+    x[1, part:2 * part] = -np.inf                         # a middle one
+    x[2, :] = -np.inf
+    y = np.full((3, N), np.nan, np.float32)
+    tilemlir.interpret(norms.softmax(M, N, "float32", cluster=C), x, y,
+                       np.zeros((3, norms.workspace_slots("softmax", C)), np.float32))
+    e = np.exp(x[:2] - x[:2].max(1, keepdims=True))
+    np.testing.assert_allclose(y[:2], e / e.sum(1, keepdims=True), rtol=1e-5, atol=1e-12)
+    assert (y[0, 3 * part:] == 0).all() and np.isnan(y[2]).all()
+
+
 def test_cluster_plans_and_their_refusals():
     plan = norms.cluster_plan(128256, "bfloat16", 8)
     assert plan.in_registers and plan.rows == 1 and 7 * plan.width < 128256 <= 8 * plan.width

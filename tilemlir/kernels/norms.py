@@ -774,7 +774,8 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
         Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, valid), fill=fill)
         Tx.cta.cast(xf, x)
         if is_softmax:
-            Tx.cta.max(other, xf, axis=1, scratch=red)       # this part's max
+            Tx.cta.max(other, xf, axis=1, scratch=red)       # this part's max, finite even
+            Tx.cta.maximum(other, other, LOWEST)             # where the part is all -inf
             Tx.cta.sub(xf, xf, other)
             Tx.cta.exp(xf, xf, fast=fast)
             Tx.cta.sum(stat, xf, axis=1, scratch=red)        # its sum, relative to its max
