@@ -98,26 +98,20 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
             row = (wg - 1) * 64
             acc = T.alloc_local((64, MPAD), "float32", layout=acc_layout)
             out = T.alloc_local((64, MPAD), dtype, layout=acc_layout)
+            part = split_k = None
             if split:
                 part = T.alloc_local((64, step), "float32", layout=step_layout)
                 split_k = SplitK(W, C, BN, consumers, wg, warp, lane)
 
-            def write_back():
-                # D[m, n0 + row + i] = acc[i, m], for m < M and n < N
+            def write_back(n0, _):
+                # D[m, n0 + row + i] = acc[i, m], for m < M and n < N (the swapped product's
+                # tile origin: B's rows first)
                 Tx.wg.cast(out, acc)
                 out_t = out.view(MPAD, 64, layout=out_t_layout)
                 n1 = n0 + row
                 Tx.wg.copy(D[0:MPAD, n1:n1 + 64], out_t, bounds=(M, N - n1))
 
-            it: T.int32 = 0
-            for u in schedule.walk(pid):
-                t, k_begin, k_end, _ = schedule.unit(u)
-                n0, _ = schedule.origin(t)
-                it = stages.consume(acc, row, it, k_begin, k_end)
-                if split:
-                    split_k.fix_up(acc, part, row, u, t, SPLIT_K, write_back)
-                else:
-                    write_back()
+            stages.consume_units(schedule, pid, acc, row, write_back, split_k, part, SPLIT_K)
 
         warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
                          whole_warpgroup=cp_async)

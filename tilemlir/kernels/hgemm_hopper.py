@@ -296,25 +296,17 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
+            part = split_k = None
             if split:
                 part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
                 split_k = SplitK(W, C, BM, consumers, wg, warp, lane)
 
-            def write_back():
+            def write_back(m0, n0):
                 # the unit's tile (at m0, n0), once acc holds all of it
                 Tx.wg.cast(out, acc)
                 store.tile(out, row, m0, n0)
 
-            it: T.int32 = 0
-            for u in schedule.walk(pid):
-                t, k_begin, k_end, _ = schedule.unit(u)
-                m0, n0 = schedule.origin(t)
-                it = stages.consume(acc, row, it, k_begin, k_end)
-                if split:
-                    # the tile's last unit to finish sums the partials and writes the tile
-                    split_k.fix_up(acc, part, row, u, t, SPLIT_K, write_back)
-                else:
-                    write_back()
+            stages.consume_units(schedule, pid, acc, row, write_back, split_k, part, SPLIT_K)
             store.await_staging()           # shared memory lives until the last store read it
 
         warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,

@@ -117,6 +117,24 @@ class GemmStages:
         return it
 
     @T.macro
+    def consume_units(self, schedule, worker, acc, row, write_back, split_k=None, part=None,
+                      splits=1):
+        """The consumers' side of `producer`: every unit `worker` takes from `schedule` into
+        acc, then write_back(m0, n0) of the unit's tile; with split_k (parts.SplitK, `part` its
+        step buffer) through its fix-up, where the tile's last unit to finish writes it."""
+        it: T.int32 = 0
+        for u in schedule.walk(worker):
+            t, k_begin, k_end, _ = schedule.unit(u)
+            m0, n0 = schedule.origin(t)
+            it = self.consume(acc, row, it, k_begin, k_end)
+            if split_k is not None:
+                def tile():
+                    write_back(m0, n0)
+                split_k.fix_up(acc, part, row, u, t, splits, tile)
+            else:
+                write_back(m0, n0)
+
+    @T.macro
     def promoted_step(self, acc, part, row, kt, it, promote, between=None, j=0):
         """k-tile kt (ring iteration `it`) into part, from zero, then promoted into acc (see
         consume_promoted); between(j) runs while its MMAs do."""
