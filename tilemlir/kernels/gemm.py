@@ -524,8 +524,8 @@ class Gemm:
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
                               device=a.device)
-        if self.config.get("PAD_K"):        # rows padded with zeros to the kernel's K
-            K = self.shape[2]
+        K = self.shape[2]
+        if self.config.get("PAD_K") and padded_k(K) != K:   # rows padded to the kernel's K
             for name, t, rows in (("a", a, M), ("b", b, N)):
                 if tuple(t.shape) != (rows, K):
                     raise ArgumentError(f"hgemm: {name} must be {rows} x {K}, got "
