@@ -267,7 +267,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
                if N % 8 == 0 or c["KERNEL"] != "hgemm_v8"]
     if not K % 8:
         return _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
-    padded = _ordered(M, N, padded_k(K), [dict(_unaligned(c, 8, N), PAD_K=True)
+    padded = _ordered(M, N, padded_k(K), [dict(_unaligned(c, padded_k(K), N), PAD_K=True)
                                           for c in configs], sms)
     cp_async = _ordered(M, N, K, [_unaligned(c, K, N) for c in configs
                                   if c["KERNEL"] == "hgemm_v6"], sms)

@@ -707,6 +707,13 @@ def part_width(N: int, cluster: int) -> int:
     return -(-(-(-N // cluster)) // step) * step
 
 
+def check_cluster_grid(op: str, rows: int, cluster: int) -> None:
+    """ValueError unless `rows` rows over clusters of `cluster` CTAs fit a grid's CTAs."""
+    if rows * cluster > MAX_ROWS:
+        raise ValueError(f"{op}: M={rows} rows over clusters of {cluster} CTAs exceed the "
+                         f"{MAX_ROWS} CTAs of a grid; use fewer CTAs per row")
+
+
 def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: float = 0.0,
                   fast: bool = False):
     """A kernel whose rows are each split over a cluster of C CTAs (cluster_plan): CTA r of
@@ -719,14 +726,13 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
     stores its part. More CTAs per row keep more of a row's bytes in flight on more SMs: one
     CTA per long row leaves rows in flight on too few SMs (a wave of 131 rows of 128256
     elements on the H200's 132 SMs, or 1.3 waves of 50257)."""
-    if isinstance(M, int) and M * C > MAX_ROWS:
-        raise ValueError(f"{op}: M={M} rows over clusters of {C} CTAs exceed the {MAX_ROWS} "
-                         f"CTAs of a grid; use fewer CTAs per row")
+    if isinstance(M, int):
+        check_cluster_grid(op, M, C)
     width, part = plan.width, part_width(N, C)
     layout, v_layout = plan.layout(), plan.vector_layout()
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
     fill = float("-inf") if is_softmax else 0.0
-    slots = 2 * C if is_softmax or is_layer else C
+    slots = workspace_slots(op, C)
 
     def cluster_rows(X: T.Buffer((M, N), dtype),
                      W: T.Buffer((N,), dtype) if not is_softmax else None,
@@ -803,15 +809,10 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
                 Tx.cta.iota(cols, 1)
                 Tx.cta.compare(inside, cols, "<", valid)      # no deviation past N
                 Tx.cta.select(xf, inside, xf, 0.0)
-                sq = T.alloc_local((1, width), "float32", layout=layout)
-                Tx.cta.mul(sq, xf, xf)
-                Tx.cta.sum(stat, sq, axis=1, scratch=red)
-                row_sum(C)
-            else:
-                sq = T.alloc_local((1, width), "float32", layout=layout)
-                Tx.cta.mul(sq, xf, xf)
-                Tx.cta.sum(stat, sq, axis=1, scratch=red)
-                row_sum(0)
+            sq = T.alloc_local((1, width), "float32", layout=layout)
+            Tx.cta.mul(sq, xf, xf)
+            Tx.cta.sum(stat, sq, axis=1, scratch=red)
+            row_sum(C if is_layer else 0)                    # the deviations, or the squares
             Tx.cta.mul(stat, stat, 1.0 / N)
             Tx.cta.add(stat, stat, float(eps))
             Tx.cta.rsqrt(stat, stat)
@@ -943,11 +944,11 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, cluster=1, **o
     bias `vectors` (and, with rows split over a cluster, a workspace)."""
     try:
         if cluster != 1:
+            check_cluster_grid(op, rows, cluster)
+        if rows:
+            kernel = row_kernel(op, N, dtype, cluster=cluster, **options)
+        elif cluster != 1:              # no kernel to build: refuse what it would refuse
             cluster_plan(N, dtype, cluster, op=op)
-            if rows * cluster > MAX_ROWS:
-                raise ValueError(f"{op}: {rows} rows over clusters of {cluster} CTAs exceed "
-                                 f"the {MAX_ROWS} CTAs of a grid; use fewer CTAs per row")
-        kernel = row_kernel(op, N, dtype, cluster=cluster, **options) if rows else None
     except ValueError as err:
         raise _argument_error(str(err)) from None
     import torch
