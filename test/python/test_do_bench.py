@@ -156,8 +156,8 @@ def test_do_bench_times_gpu_work_and_rotates_sets():
 
 @pytest.mark.gpu
 def test_the_spin_keeps_host_launch_overhead_out_of_the_events():
-    """A tiny kernel behind 200 us of host work per call: without the spin the events time the
-    host's work, with it only the kernel."""
+    """A tiny kernel behind 200 us of host work per call: without the spin the events may time
+    the host's work, with it only the kernel."""
     torch = pytest.importorskip("torch")
     import time
     x = torch.zeros(16, device="cuda")
@@ -169,4 +169,9 @@ def test_the_spin_keeps_host_launch_overhead_out_of_the_events():
         x.add_(1)
     unspun = testing.do_bench(slow_host, flush_l2=False, reps=20)
     spun = testing.do_bench(slow_host, flush_l2=False, reps=20, spin_us=1000)
-    assert unspun > 0.15 and spun < 0.05, (unspun, spun)
+    # Unspun, the start event usually reaches the idle GPU at once and the events time the
+    # host's 200 us too; but the driver may hold it back until the launch submits both
+    # (seen once on the H200: 3 us, results/2026-12-02-session4/runA/tests.log). Spun, the
+    # events must time the kernel alone either way.
+    assert spun < 0.05, (unspun, spun)
+    assert unspun > 0.15 or unspun < 0.05, (unspun, spun)

@@ -143,3 +143,23 @@ def test_a_failed_launch_raises_and_still_pops_the_context(fake):
     with pytest.raises(cuda.CudaError, match="cuLaunchKernelEx failed: CUDA_ERROR_INVALID_VALUE"):
         launch(0, None, None, 0)
     assert _balanced(fake.calls) and not fake.current
+
+
+@pytest.mark.parametrize("cluster, allowed", [((16, 1, 1), True), ((8, 2, 1), True),
+                                              ((8, 1, 1), False), ((2, 2, 2), False)])
+def test_the_runtime_path_opts_into_clusters_of_more_than_8(fake, monkeypatch, cluster, allowed):
+    """MLIR's runtime launches a cluster of more than 8 CTAs without the function's
+    non-portable opt-in (CUDA_ERROR_INVALID_CLUSTER_SIZE on the H200): the launcher sets it
+    through cuda-python first, on the function the runtime loaded, in its device's context."""
+    from tilemlir.runtime import launch
+    monkeypatch.setattr(launch, "_runtime", type("Runtime", (), {
+        "mgpuLaunchKernel": print, "mgpuLaunchClusterKernel": print})())
+    monkeypatch.setattr(launch, "_device", 0)
+    function = launch.LoadedFunction.__new__(launch.LoadedFunction)
+    function.function = 0xF123
+    function.launcher((32, 1, 1), (128, 1, 1), cluster, 0)
+    attributes = [c for c in fake.calls if c[0] == "cuFuncSetAttribute"]
+    a = fake.CUfunction_attribute
+    assert [(c[1], c[2], c[3]) for c in attributes] == \
+        ([(a.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1, 0xC000)] if allowed else [])
+    assert _balanced(fake.calls) and not fake.current

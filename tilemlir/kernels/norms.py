@@ -33,11 +33,13 @@ How a row is held (`row_plan`):
   stage_bytes and stage_warps set the shared memory and the warps (less of both fits more
   rows on an SM, at the cost of reading the unstaged tiles in each pass).
 
-- **split over a cluster** (`cluster=C`, 2, 4, 8 or 16; opt-in, not yet
-  timed on a GPU): CTA r of a cluster of C holds columns r * part .. of the row in registers
-  (cluster_plan), reduces them, and the C CTAs combine their statistics through an fp32
-  workspace in global memory, ordered by barrier.cluster (release / acquire at cluster
-  scope); each then normalises its part.
+- **split over a cluster** (`cluster=C`, 2, 4, 8 or 16; opt-in): CTA r of a cluster of C
+  holds columns r * part .. of the row in registers (cluster_plan), reduces them, and the C
+  CTAs combine their statistics through an fp32 workspace in global memory, ordered by
+  barrier.cluster (release / acquire at cluster scope); each then normalises its part. On the
+  H200 it is slower than one CTA per row at every width timed (N = 4096 to 128256, C = 2 to
+  8: 28-79% of a copy's bandwidth against 54-98%, results/2026-12-02-session4/runA), so it is
+  not the default.
 
 Front doors for torch tensors [..., N]: softmax_rows, rms_norm_rows, layer_norm_rows (one
 compile per (op, N, dtype, eps) through row_kernel, for every M).

@@ -152,6 +152,19 @@ class current_context:
         check("cuCtxPopCurrent", driver().cuCtxPopCurrent())
 
 
+def allow_non_portable_clusters(function, device: int) -> None:
+    """Lets `function` (a CUfunction, or its address as an int) launch in clusters of more than
+    8 CTAs (CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED): without it such a launch
+    fails with CUDA_ERROR_INVALID_CLUSTER_SIZE. MLIR's runtime does not set it."""
+    cu = driver()
+    if isinstance(function, int):
+        function = cu.CUfunction(function)
+    with current_context(device):
+        check("cuFuncSetAttribute", cu.cuFuncSetAttribute(
+            function, cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+            1))
+
+
 # ------------------------------------------------------------------------------ other devices
 class DriverFunction:
     """A kernel loaded and launched through the driver API, for a device other than the one
@@ -201,8 +214,7 @@ class DriverFunction:
             check("cuFuncSetAttribute", cu.cuFuncSetAttribute(
                 self.function, attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 shared_memory))
-            check("cuFuncSetAttribute", cu.cuFuncSetAttribute(
-                self.function, attribute.CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))
+        allow_non_portable_clusters(self.function, self.device)
         self._configured = True
 
     def cluster_config(self, grid, block, cluster, shared_memory: int):

@@ -24,7 +24,8 @@ from pathlib import Path
 import mlir
 
 from tilemlir.ir.kernel_abi import TENSOR_MAP_BYTES
-from tilemlir.runtime.cuda import CudaError, DriverFunction, current_context, require_driver
+from tilemlir.runtime.cuda import (CudaError, DriverFunction, allow_non_portable_clusters,
+                                   current_context, require_driver)
 
 MLIR_LIB = Path(list(mlir.__path__)[0]).resolve() / "lib"
 RUNTIME_LIB = MLIR_LIB / "libmlir_cuda_runtime.so"
@@ -49,6 +50,7 @@ _PROTOTYPES = {
     "mgpuStreamSynchronize": (None, [_ptr]),
 }
 
+PORTABLE_CLUSTER_CTAS = 8           # larger clusters need the function's opt-in (CUDA)
 _lock = threading.RLock()            # bind_device loads the runtime under it
 _runtime = None
 _device: int | None = None
@@ -116,6 +118,8 @@ class LoadedFunction:
         if tuple(cluster) == (1, 1, 1):
             return functools.partial(_runtime.mgpuLaunchKernel, self.function, *grid, *block,
                                      shared_memory)
+        if cluster[0] * cluster[1] * cluster[2] > PORTABLE_CLUSTER_CTAS:
+            allow_non_portable_clusters(self.function, bound_device())
         return functools.partial(_runtime.mgpuLaunchClusterKernel, self.function, *cluster,
                                  *grid, *block, shared_memory)
 
