@@ -9,7 +9,6 @@ the same process.
     python bench/norms.py --shapes 4096x4096,1000x8192 --ops softmax --per-thread 32,64
     python bench/norms.py --lengths 32000,128256 --clusters 1,2,4,8     # rows over clusters
     python bench/norms.py --lengths 50257,128256 --stage-kib 48,96,192 --stage-warps 8,16
-    python bench/norms.py --lengths 50257,128256 --persistent 1,2    # CTAs walking rows
 
 By default each row length N of --lengths (1024, 4096, 32000, 50257, 128256) runs with
 M = ceil(--elements / N) rows (2^26 elements: a 128 MiB tensor in 16 bits, well past the L2).
@@ -168,10 +167,6 @@ def main() -> None:
     p.add_argument("--stage-warps", default=[None],
                    type=lambda s: [None] + [int(v) for v in s.split(",")],
                    help="long rows: also warps per CTA (row_plan's stage_warps), e.g. 8")
-    p.add_argument("--persistent", default=[None],
-                   type=lambda s: [None] + [int(v) for v in s.split(",")],
-                   help="long rows: also a persistent grid of this many CTAs per SM (the "
-                        "factories' persistent), e.g. 1,2")
     p.add_argument("--rep-ms", type=float, default=100.0)
     p.add_argument("--out", type=Path, default=None)
     args = p.parse_args()
@@ -179,13 +174,11 @@ def main() -> None:
     for op in args.ops:
         for M, N in shapes(args):
             for dtype in args.dtypes:
-                for per_thread, cluster, kib, warps, persistent in (
-                        (t, c, k, w, g) for t in args.per_thread for c in args.clusters
-                        for k in args.stage_kib for w in args.stage_warps
-                        for g in args.persistent):
+                for per_thread, cluster, kib, warps in (
+                        (t, c, k, w) for t in args.per_thread for c in args.clusters
+                        for k in args.stage_kib for w in args.stage_warps):
                     staging = {key: value for key, value in (("stage_bytes", kib),
-                                                              ("stage_warps", warps),
-                                                              ("persistent", persistent))
+                                                              ("stage_warps", warps))
                                if value is not None}
                     if "stage_bytes" in staging:
                         staging["stage_bytes"] *= 1024

@@ -110,42 +110,6 @@ def test_long_rows_with_less_staging_and_fewer_warps(op, N, stage_bytes, stage_w
                        stage_warps=stage_warps) is None
 
 
-@pytest.mark.parametrize("op", OPS)
-@pytest.mark.parametrize("N,rows,dtype,staging", [
-    (20000, 5, "float16", {}),                              # 3 tiles, all staged, 16-byte rows
-    (16385, 5, "bfloat16", {}),                             # shifted rows (2-byte aligned)
-    (50257, 3, "float16", {}),                              # 7 tiles, shifted
-    (40000, 4, "bfloat16", {"stage_bytes": 32768}),         # 2 of 5 tiles staged
-    (50257, 3, "float16", {"stage_bytes": 16384, "stage_warps": 8})])
-@pytest.mark.parametrize("persistent", [1, 2])
-def test_persistent_long_rows_stage_the_next_row_while_storing(op, N, rows, dtype, staging,
-                                                               persistent, monkeypatch):
-    """A persistent grid smaller than M (2 or 4 CTAs for 3 to 5 rows): each CTA walks several
-    rows, refilling each staged tile's shared memory with its next row once every thread has
-    read it; the interpreter's race detector checks that order (without the barrier before
-    a refill it reports the race)."""
-    monkeypatch.setattr(norms, "SMS", 2)
-    assert interpreted(op, N, rows, dtype, persistent=persistent, **staging) is None
-
-
-@pytest.mark.parametrize("op", OPS)
-def test_persistent_long_rows_with_a_fixed_m(op, monkeypatch):
-    monkeypatch.setattr(norms, "SMS", 2)
-    assert interpreted(op, 20001, 5, "bfloat16", m=5, persistent=1) is None
-
-
-def test_persistent_refusals_and_what_it_leaves_alone():
-    for bad in (-1, 5, True, 1.0, "1"):
-        with pytest.raises(ValueError, match="persistent must be 0 .a CTA per row. or 1 to 4"):
-            norms.softmax(M, 50000, persistent=bad)
-    # rows in registers, or nothing staged: a CTA per row whatever `persistent` says
-    for N, staging in ((4096, {}), (50000, {"stage_bytes": 0})):
-        plain = tilemlir.compile(norms.rms_norm(M, N, **staging), target="sm_90a")
-        asked = tilemlir.compile(norms.rms_norm(M, N, persistent=2, **staging),
-                                 target="sm_90a")
-        assert plain.ptx == asked.ptx
-
-
 def test_staging_refusals():
     with pytest.raises(ValueError, match="stage_bytes=300000 must be an integer from 0 to"):
         norms.softmax(M, 50000, stage_bytes=300000)

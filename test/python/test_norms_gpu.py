@@ -201,33 +201,3 @@ def test_rows_split_over_clusters(op, monkeypatch):
     torch.cuda.synchronize()
     assert not failures, "\n".join(failures)
     assert len(compiles) == len(configs), "a new M compiles nothing"
-
-
-@pytest.mark.parametrize("op", OPS)
-def test_persistent_long_rows(op):
-    """persistent=1 and 2 (a grid of 132 or 264 CTAs walking the rows, each staging its next
-    row while it stores this one): M below, at and past the grid (300 rows: CTAs take two or
-    three), 16-byte and 2-byte aligned rows, all or part of a row staged, both 16-bit dtypes
-    and float32; one compile per configuration serves every M."""
-    import tilemlir
-    import tilemlir.lang as T
-    failures = []
-    for i, (N, dtype, staging) in enumerate([(32000, "bfloat16", {}), (50257, "float16", {}),
-                                             (128256, "bfloat16", {}),
-                                             (40001, "float32", {"stage_bytes": 65536})]):
-        for persistent in (1, 2):
-            options = {"eps": EPS[op]} if op in EPS else {}
-            kernel = tilemlir.compile(getattr(norms, op)(T.dynamic("M"), N, dtype,
-                                                         persistent=persistent, **staging,
-                                                         **options))
-            for M in (1, 132, 300):
-                x, w, b = _inputs(op, M, N, dtype, seed=500 + i + M)
-                y = torch.full_like(x, float("nan"))
-                kernel(*{"softmax": (x, y), "rms_norm": (x, w, y),
-                         "layer_norm": (x, w, b, y)}[op])
-                wrong = _wrong(op, dtype, y, _reference(op, x, w, b))
-                if wrong:
-                    failures.append(f"{op} M={M} N={N} {dtype} persistent={persistent} "
-                                    f"{staging}: {wrong}")
-    torch.cuda.synchronize()
-    assert not failures, "\n".join(failures)

@@ -57,9 +57,10 @@ from tilemlir.kernels import hgemm_blackwell
 from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
 from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
 from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
-from tilemlir.kernels.parts import SMS, SPLIT_K_STEP_N, ShapeError, TileSchedule, integral
+from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule, integral
 from tilemlir.target import Target, TargetError
 
+SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).

@@ -50,7 +50,7 @@ import threading
 from dataclasses import dataclass
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import SMS, Persistent, integral
+from tilemlir.kernels.parts import integral
 
 Tx = T.tile
 
@@ -226,16 +226,6 @@ def _check(kernel: str, M, N, dtype: str) -> tuple:
     return M, N
 
 
-def _persistent(kernel: str, value) -> int:
-    """Long rows' grid: 0, a CTA per row; 1 to 4, a persistent grid of that many CTAs per SM
-    (SMS of them), each walking rows and staging its next row while it stores this one.
-    ValueError naming the argument otherwise."""
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 4:
-        raise ValueError(f"{kernel}: persistent must be 0 (a CTA per row) or 1 to 4 (CTAs per "
-                         f"SM of a persistent grid), got {value!r}")
-    return value
-
-
 def _check_eps(kernel: str, eps) -> None:
     if isinstance(eps, bool) or not isinstance(eps, (int, float)) or not math.isfinite(eps) \
             or eps < 0:
@@ -275,12 +265,11 @@ def _row_tiles(plan: RowPlan, M, dtype: str):
 
 def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
-            stage_warps: int | None = None, persistent: int = 0):
+            stage_warps: int | None = None):
     """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
     uses ex2.approx.ftz for exp. per_thread, stage_bytes, stage_warps: as row_plan's; cluster:
-    as cluster_plan's; persistent: long rows' CTAs per SM (_persistent)."""
+    as cluster_plan's."""
     M, N = _check("softmax", M, N, dtype)
-    persistent = _persistent("softmax", persistent)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
     if cluster != 1 or not _is_cluster(cluster):
@@ -289,8 +278,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
                              fast=fast)
     plan = row_plan(N, dtype, per_thread, "softmax", stage_bytes, stage_warps)
     if not plan.in_registers:
-        return _long_rows("softmax", M, N, dtype, plan, fast=fast,
-                          persistent=persistent)
+        return _long_rows("softmax", M, N, dtype, plan, fast=fast)
     R, width = plan.rows, plan.width
     stat = plan.stat_layout()
     masked = R > 1 or width > N
@@ -323,12 +311,11 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
 
 def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
              per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
-             stage_warps: int | None = None, persistent: int = 0):
+             stage_warps: int | None = None):
     """torch.nn.functional.rms_norm(X, (N,), W, eps) over the last axis of an M x N tensor
     (M an int or a run-time dim), f32 math. per_thread, stage_bytes, stage_warps: as
-    row_plan's; cluster: as cluster_plan's; persistent: long rows' CTAs per SM (_persistent)."""
+    row_plan's; cluster: as cluster_plan's."""
     M, N = _check("rms_norm", M, N, dtype)
-    persistent = _persistent("rms_norm", persistent)
     _check_eps("rms_norm", eps)
     if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("rms_norm", M, N, dtype,
@@ -336,8 +323,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
                              eps=eps)
     plan = row_plan(N, dtype, per_thread, "rms_norm", stage_bytes, stage_warps)
     if not plan.in_registers:
-        return _long_rows("rms_norm", M, N, dtype, plan, eps=eps,
-                          persistent=persistent)
+        return _long_rows("rms_norm", M, N, dtype, plan, eps=eps)
     R, width = plan.rows, plan.width
     layout, w_layout, stat = plan.layout(), plan.vector_layout(), plan.stat_layout()
     masked = R > 1 or width > N
@@ -377,14 +363,12 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
 
 def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
                per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
-               stage_warps: int | None = None, persistent: int = 0):
+               stage_warps: int | None = None):
     """torch.nn.functional.layer_norm(X, (N,), W, B, eps) over the last axis of an M x N
     tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
     deviations from it (two reductions over the row, no cancellation). per_thread,
-    stage_bytes, stage_warps: as row_plan's; cluster: as cluster_plan's; persistent: long
-    rows' CTAs per SM (_persistent)."""
+    stage_bytes, stage_warps: as row_plan's; cluster: as cluster_plan's."""
     M, N = _check("layer_norm", M, N, dtype)
-    persistent = _persistent("layer_norm", persistent)
     _check_eps("layer_norm", eps)
     if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("layer_norm", M, N, dtype,
@@ -392,8 +376,7 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
                              cluster, eps=eps)
     plan = row_plan(N, dtype, per_thread, "layer_norm", stage_bytes, stage_warps)
     if not plan.in_registers:
-        return _long_rows("layer_norm", M, N, dtype, plan, eps=eps,
-                          persistent=persistent)
+        return _long_rows("layer_norm", M, N, dtype, plan, eps=eps)
     R, width = plan.rows, plan.width
     layout, v_layout, stat = plan.layout(), plan.vector_layout(), plan.stat_layout()
     padded = width > N
@@ -438,14 +421,11 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
 
 
 def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
-               fast: bool = False, persistent: int = 0):
+               fast: bool = False):
     """A kernel for rows too long for registers: one CTA per row, tiles of plan.width (see
-    the module docstring); or, persistent > 0 (and tiles staged), a grid of `persistent` CTAs
-    per SM, each walking its rows and staging the next one's tiles while it stores this one's
-    (each staged tile's shared memory refilled once every thread has read it)."""
+    the module docstring)."""
     width, warps, threads = plan.width, plan.warps, plan.threads
     tiles, staged = plan.tiles, plan.staged
-    schedule = Persistent(M, SMS * persistent) if persistent and staged else None
     full = N // width                         # tiles wholly inside the row
     layout, v_layout = plan.layout(), plan.vector_layout()
     tview, tstat, partials = plan.thread_view(), plan.thread_stat_layout(), plan.partials_layout()
@@ -469,7 +449,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                   W: T.Buffer((N,), dtype) if not is_softmax else None,
                   B: T.Buffer((N,), dtype) if is_layer else None,
                   Y: T.Buffer((M, N), dtype)):
-        first = T.cta_id([M if schedule is None else schedule.ctas])
+        row = T.cta_id([M])
         T.warp_id([warps])
         T.lane_id([32])
         pool = T.SMEMPool()
@@ -491,232 +471,200 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         cols = T.alloc_local((1, width), "int32", layout=layout)
         inside = T.alloc_local((1, width), "bool", layout=layout)
 
-        flat = X.view(1, X.shape[0] * N) if shifted else None
-        every_chunk = range(staged + 1 if shifted else staged)     # a staged row's groups
+        # every staged tile in flight at once, one cp.async group each (zeros past N)
+        if shifted:
+            flat = X.view(1, X.shape[0] * N)
+            start = row * N // VECTOR * VECTOR
+            lead = row * N - start
 
-        def stage(r, start, chunks):
-            """Chunks `chunks` of row r's staged span (from `start` of a flat X: shifted) into
-            S, each a cp.async group of its own (zeros past N): chunk k < staged is tile k;
-            chunk `staged` (shifted) the span's last VECTOR elements."""
-            if shifted:
-                def span_chunks(limit):
-                    """`limit`: the elements of the span inside X (a constant past the span:
-                    no test, 16 bytes a chunk)."""
-                    for chunk in chunks:
-                        c0 = chunk * width
-                        n = width if chunk < staged else VECTOR
-                        Tx.cta.copy_async(S[0:1, c0:c0 + n],
-                                          flat[0:1, start + c0:start + c0 + n],
-                                          bounds=(1, limit - c0))
-                        T.ptx.cp_async.commit_group()
-
-                if r + 1 < M:               # the span ends in a later row of X
-                    span_chunks(span)
-                else:
-                    span_chunks(M * N - start)
-            else:
-                for chunk in chunks:
-                    Tx.cta.copy_async(S[0:1, chunk * width:(chunk + 1) * width],
-                                      X[r:r + 1, chunk * width:(chunk + 1) * width],
-                                      bounds=(1, N - chunk * width))
+            def stage_span(limit):
+                """The span's tiles, then its last VECTOR elements, each a cp.async group;
+                `limit`: the elements of the span inside X (a constant past the span: no
+                test, 16 bytes a chunk)."""
+                for k in T.unroll(staged + 1):
+                    c0 = k * width
+                    n = width if k < staged else VECTOR
+                    Tx.cta.copy_async(S[0:1, c0:c0 + n], flat[0:1, start + c0:start + c0 + n],
+                                      bounds=(1, limit - c0))
                     T.ptx.cp_async.commit_group()
 
-        def span_start(r):
-            """Where row r's staged span starts in the flat X (shifted): 16-byte aligned."""
-            return r * N // VECTOR * VECTOR if shifted else None
-
-        def one_row(row, following, lead):
-            """Row `row`, its staged tiles in flight (one cp.async group each), starting `lead`
-            elements into S; persistent, the CTA's next row `following` (>= M: none) is staged
-            as this one's tiles are stored."""
-            def load(k, kind, fill, first_pass):
-                """Tile k into xf: a staged one from shared memory (on the first pass once every
-                thread's cp.async group of it is complete), another from global memory."""
-                c0 = k * width
-                if kind == "shared" or kind == "shared_tail":
-                    if first_pass:              # shifted: the tile reaches into the next group
-                        T.ptx.cp_async.wait_group(staged - 1 - k)
-                        T.cuda.cta_sync()
-                    staged_tile(x, k, kind, fill)
-                elif kind == "global_tail":
-                    Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
-                else:
-                    Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
-                Tx.cta.cast(xf, x)
-
-            def each_tile(visit):
-                """visit(k, kind) for every tile, in order (k an int where unrolled)."""
-                for k in unrolled[:staged]:
-                    visit(k, kinds[k])
-                if len(looped) > 0:
-                    for k in T.serial(looped[0], looped[-1] + 1):
-                        visit(k, "global")
-                for k in unrolled[staged:]:
-                    visit(k, kinds[k])
-
-            def combine_sum(values):
-                """stat = the sum over the CTA of each thread's value (threads, 1)."""
-                Tx.cta.sum(stat, values.view(1, threads, layout=partials), axis=1, scratch=scratch)
-
-            def online_softmax(k, kind):
-                load(k, kind, float("-inf"), True)
-                Tx.cta.max(part, xv, axis=1)                 # this tile's max, per thread
-                Tx.cta.maximum(part, part, run)              # the new running max
-                Tx.cta.sub(run, run, part)
-                Tx.cta.exp(run, run, fast=fast)              # rescales the sum so far
-                Tx.cta.mul(acc, acc, run)
-                Tx.cta.maximum(run, part, part)
-                Tx.cta.sub(xv, xv, part)
-                Tx.cta.exp(xv, xv, fast=fast)
-                Tx.cta.sum(part, xv, axis=1)
-                Tx.cta.add(acc, acc, part)
-
-            def sum_squares(k, kind):
-                load(k, kind, 0.0, True)
-                Tx.cta.mul(xv, xv, xv)
-                Tx.cta.sum(part, xv, axis=1)
-                Tx.cta.add(acc, acc, part)
-
-            def sum_values(k, kind):
-                load(k, kind, 0.0, True)
-                Tx.cta.sum(part, xv, axis=1)
-                Tx.cta.add(acc, acc, part)
-
-            def sum_deviations(k, kind):
-                load(k, kind, 0.0, False)
-                Tx.cta.sub(xf, xf, center)
-                if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
-                    Tx.cta.iota(cols, 1, offset=k * width)
-                    Tx.cta.compare(inside, cols, "<", N)
-                    Tx.cta.select(xf, inside, xf, 0.0)
-                Tx.cta.mul(xv, xv, xv)
-                Tx.cta.sum(part, xv, axis=1)
-                Tx.cta.add(acc, acc, part)
-
-            def staged_tile(dst, k, kind, fill):
-                """dst = staged tile k (from the row's start in S)."""
-                at = lead + k * width           # (a name of its own: callers have a c0)
-                if kind == "shared_tail":
-                    Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, N - k * width), fill=fill)
-                elif shifted:                   # a window at a run-time offset: bounds, untested
-                    Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, width))
-                else:
-                    Tx.cta.copy(dst, S[0:1, at:at + width])
-
-            def fetch(k, kind, slot):
-                """The global loads of tile k's last pass into buffer set `slot`: the row's tile
-                if it is not staged, the weight and the bias. Issued a tile ahead of their use,
-                since they cannot pass the stores before them (the buffers may alias for all the
-                compiler knows)."""
-                c0 = k * width
-                tailed = kind == "shared_tail" or kind == "global_tail"
-                if kind == "global_tail":
-                    Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width], bounds=(1, N - c0))
-                elif kind == "global":
-                    Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width])
-                if not is_softmax:
-                    if tailed:
-                        Tx.cta.copy(ws[slot], W[c0:c0 + width], bounds=(N - c0,))
-                    else:
-                        Tx.cta.copy(ws[slot], W[c0:c0 + width])
-                if is_layer:
-                    if tailed:
-                        Tx.cta.copy(bs[slot], B[c0:c0 + width], bounds=(N - c0,))
-                    else:
-                        Tx.cta.copy(bs[slot], B[c0:c0 + width])
-
-            def normalize(k, kind, slot):
-                c0 = k * width
-                if kind == "shared_tail" or kind == "shared":
-                    staged_tile(xs[slot], k, kind, 0.0)
-                Tx.cta.cast(xf, xs[slot])
-                if is_softmax:
-                    Tx.cta.sub(xf, xf, center)
-                    Tx.cta.exp(xf, xf, fast=fast)
-                    Tx.cta.mul(xf, xf, stat)
-                else:
-                    if is_layer:
-                        Tx.cta.sub(xf, xf, center)
-                    Tx.cta.mul(xf, xf, stat)
-                    Tx.cta.cast(wf, ws[slot])
-                    Tx.cta.mul(xf, xf, wf)
-                    if is_layer:
-                        Tx.cta.cast(wf, bs[slot])
-                        Tx.cta.add(xf, xf, wf)
-                Tx.cta.cast(xs[slot], xf)
-                if kind == "shared_tail" or kind == "global_tail":
-                    Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot], bounds=(1, N - c0))
-                else:
-                    Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot])
-
-            def pipelined(seq):
-                """normalize the unrolled tiles `seq`, fetching each one's global data while the
-                one before it is done."""
-                if len(seq) > 0:
-                    fetch(seq[0], kinds[seq[0]], 0)
-                for i in range(len(seq)):
-                    if i + 1 < len(seq):
-                        fetch(seq[i + 1], kinds[seq[i + 1]], (i + 1) % 2)
-                    normalize(seq[i], kinds[seq[i]], i % 2)
-                    if following is not None and seq[i] < staged:
-                        refill(seq[i])
-
-            def refill(k):
-                """Chunk k of the next row's span into S, once every thread has read tile k
-                (which holds chunk k, and tile k - 1 its first `lead` elements); after the
-                last tile, the span's last VECTOR elements too."""
-                T.cuda.cta_sync()
-                if following < M:
-                    stage(following, span_start(following),
-                          [k, staged] if k + 1 == staged and shifted else [k])
-
-            def last_pass():
-                pipelined(unrolled[:staged])
-                if len(looped) > 0:
-                    for k in T.serial(looped[0], looped[-1] + 1):
-                        fetch(k, "global", 0)
-                        normalize(k, "global", 0)
-                pipelined(unrolled[staged:])
-
-            Tx.cta.fill(acc, 0.0)
-            if is_softmax:
-                Tx.cta.fill(run, LOWEST)
-                each_tile(online_softmax)
-                Tx.cta.max(center, run.view(1, threads, layout=partials), axis=1, scratch=scratch)
-                Tx.cta.sub(run, run, center)
-                Tx.cta.exp(run, run, fast=fast)
-                Tx.cta.mul(acc, acc, run)                    # each thread's sum, rescaled to it
-                combine_sum(acc)
-                Tx.cta.div(stat, 1.0, stat)
-            elif is_layer:
-                each_tile(sum_values)
-                combine_sum(acc)
-                Tx.cta.mul(center, stat, 1.0 / N)             # the mean
-                Tx.cta.fill(acc, 0.0)
-                each_tile(sum_deviations)
-                combine_sum(acc)
-                Tx.cta.mul(stat, stat, 1.0 / N)
-                Tx.cta.add(stat, stat, float(eps))
-                Tx.cta.rsqrt(stat, stat)
+            if row + 1 < M:                 # the span ends in a later row of X
+                stage_span(span)
             else:
-                each_tile(sum_squares)
-                combine_sum(acc)
-                Tx.cta.mul(stat, stat, 1.0 / N)
-                Tx.cta.add(stat, stat, float(eps))
-                Tx.cta.rsqrt(stat, stat)
-            last_pass()
-
-        # the first row: every staged tile in flight at once
-        if schedule is None:
-            start = span_start(first)
-            lead = first * N - start if shifted else 0
-            stage(first, start, every_chunk)
-            one_row(first, None, lead)
+                stage_span(M * N - start)
         else:
-            stage(first, span_start(first), every_chunk)
-            for row in schedule.walk(first):
-                one_row(row, row + schedule.workers,
-                        row * N - span_start(row) if shifted else 0)
+            lead = 0
+            for k in T.unroll(staged):
+                Tx.cta.copy_async(S[0:1, k * width:(k + 1) * width],
+                                  X[row:row + 1, k * width:(k + 1) * width],
+                                  bounds=(1, N - k * width))
+                T.ptx.cp_async.commit_group()
+
+        def load(k, kind, fill, first):
+            """Tile k into xf: a staged one from shared memory (on the first pass once every
+            thread's cp.async group of it is complete), another from global memory."""
+            c0 = k * width
+            if kind == "shared" or kind == "shared_tail":
+                if first:                   # shifted: the tile reaches into the next group
+                    T.ptx.cp_async.wait_group(staged - 1 - k)
+                    T.cuda.cta_sync()
+                staged_tile(x, k, kind, fill)
+            elif kind == "global_tail":
+                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
+            else:
+                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
+            Tx.cta.cast(xf, x)
+
+        def each_tile(visit):
+            """visit(k, kind) for every tile, in order (k an int where unrolled)."""
+            for k in unrolled[:staged]:
+                visit(k, kinds[k])
+            if len(looped) > 0:
+                for k in T.serial(looped[0], looped[-1] + 1):
+                    visit(k, "global")
+            for k in unrolled[staged:]:
+                visit(k, kinds[k])
+
+        def combine_sum(values):
+            """stat = the sum over the CTA of each thread's value (threads, 1)."""
+            Tx.cta.sum(stat, values.view(1, threads, layout=partials), axis=1, scratch=scratch)
+
+        def online_softmax(k, kind):
+            load(k, kind, float("-inf"), True)
+            Tx.cta.max(part, xv, axis=1)                 # this tile's max, per thread
+            Tx.cta.maximum(part, part, run)              # the new running max
+            Tx.cta.sub(run, run, part)
+            Tx.cta.exp(run, run, fast=fast)              # rescales the sum so far
+            Tx.cta.mul(acc, acc, run)
+            Tx.cta.maximum(run, part, part)
+            Tx.cta.sub(xv, xv, part)
+            Tx.cta.exp(xv, xv, fast=fast)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def sum_squares(k, kind):
+            load(k, kind, 0.0, True)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def sum_values(k, kind):
+            load(k, kind, 0.0, True)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def sum_deviations(k, kind):
+            load(k, kind, 0.0, False)
+            Tx.cta.sub(xf, xf, center)
+            if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
+                Tx.cta.iota(cols, 1, offset=k * width)
+                Tx.cta.compare(inside, cols, "<", N)
+                Tx.cta.select(xf, inside, xf, 0.0)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc, acc, part)
+
+        def staged_tile(dst, k, kind, fill):
+            """dst = staged tile k (from the row's start in S)."""
+            at = lead + k * width           # (a name of its own: callers have a c0)
+            if kind == "shared_tail":
+                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, N - k * width), fill=fill)
+            elif shifted:                   # a window at a run-time offset: bounds, untested
+                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, width))
+            else:
+                Tx.cta.copy(dst, S[0:1, at:at + width])
+
+        def fetch(k, kind, slot):
+            """The global loads of tile k's last pass into buffer set `slot`: the row's tile
+            if it is not staged, the weight and the bias. Issued a tile ahead of their use,
+            since they cannot pass the stores before them (the buffers may alias for all the
+            compiler knows)."""
+            c0 = k * width
+            tailed = kind == "shared_tail" or kind == "global_tail"
+            if kind == "global_tail":
+                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width], bounds=(1, N - c0))
+            elif kind == "global":
+                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width])
+            if not is_softmax:
+                if tailed:
+                    Tx.cta.copy(ws[slot], W[c0:c0 + width], bounds=(N - c0,))
+                else:
+                    Tx.cta.copy(ws[slot], W[c0:c0 + width])
+            if is_layer:
+                if tailed:
+                    Tx.cta.copy(bs[slot], B[c0:c0 + width], bounds=(N - c0,))
+                else:
+                    Tx.cta.copy(bs[slot], B[c0:c0 + width])
+
+        def normalize(k, kind, slot):
+            c0 = k * width
+            if kind == "shared_tail" or kind == "shared":
+                staged_tile(xs[slot], k, kind, 0.0)
+            Tx.cta.cast(xf, xs[slot])
+            if is_softmax:
+                Tx.cta.sub(xf, xf, center)
+                Tx.cta.exp(xf, xf, fast=fast)
+                Tx.cta.mul(xf, xf, stat)
+            else:
+                if is_layer:
+                    Tx.cta.sub(xf, xf, center)
+                Tx.cta.mul(xf, xf, stat)
+                Tx.cta.cast(wf, ws[slot])
+                Tx.cta.mul(xf, xf, wf)
+                if is_layer:
+                    Tx.cta.cast(wf, bs[slot])
+                    Tx.cta.add(xf, xf, wf)
+            Tx.cta.cast(xs[slot], xf)
+            if kind == "shared_tail" or kind == "global_tail":
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot], bounds=(1, N - c0))
+            else:
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot])
+
+        def pipelined(seq):
+            """normalize the unrolled tiles `seq`, fetching each one's global data while the
+            one before it is done."""
+            if len(seq) > 0:
+                fetch(seq[0], kinds[seq[0]], 0)
+            for i in range(len(seq)):
+                if i + 1 < len(seq):
+                    fetch(seq[i + 1], kinds[seq[i + 1]], (i + 1) % 2)
+                normalize(seq[i], kinds[seq[i]], i % 2)
+
+        def last_pass():
+            pipelined(unrolled[:staged])
+            if len(looped) > 0:
+                for k in T.serial(looped[0], looped[-1] + 1):
+                    fetch(k, "global", 0)
+                    normalize(k, "global", 0)
+            pipelined(unrolled[staged:])
+
+        Tx.cta.fill(acc, 0.0)
+        if is_softmax:
+            Tx.cta.fill(run, LOWEST)
+            each_tile(online_softmax)
+            Tx.cta.max(center, run.view(1, threads, layout=partials), axis=1, scratch=scratch)
+            Tx.cta.sub(run, run, center)
+            Tx.cta.exp(run, run, fast=fast)
+            Tx.cta.mul(acc, acc, run)                    # each thread's sum, rescaled to it
+            combine_sum(acc)
+            Tx.cta.div(stat, 1.0, stat)
+        elif is_layer:
+            each_tile(sum_values)
+            combine_sum(acc)
+            Tx.cta.mul(center, stat, 1.0 / N)             # the mean
+            Tx.cta.fill(acc, 0.0)
+            each_tile(sum_deviations)
+            combine_sum(acc)
+            Tx.cta.mul(stat, stat, 1.0 / N)
+            Tx.cta.add(stat, stat, float(eps))
+            Tx.cta.rsqrt(stat, stat)
+        else:
+            each_tile(sum_squares)
+            combine_sum(acc)
+            Tx.cta.mul(stat, stat, 1.0 / N)
+            Tx.cta.add(stat, stat, float(eps))
+            Tx.cta.rsqrt(stat, stat)
+        last_pass()
 
     long_rows.__name__ = long_rows.__qualname__ = op
     return T.prim_func(long_rows)

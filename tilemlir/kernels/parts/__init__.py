@@ -33,10 +33,10 @@ from tilemlir.kernels.parts.epilogue import DirectStore, TmaStore
 from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages, k_tile_stages
 from tilemlir.kernels.parts.ring import Barriers, StageRing
 from tilemlir.kernels.parts.roles import ClusterPair, warp_specialized
-from tilemlir.kernels.parts.scheduler import SMS, Persistent, TileSchedule, tile_origin
+from tilemlir.kernels.parts.scheduler import Persistent, TileSchedule, tile_origin
 from tilemlir.kernels.parts.split_k import SPLIT_K_STEP_N, SplitK, split_k_buffers
 
-__all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SMS", "SPLIT_K_STEP_N", "Barriers", "ClusterPair",
+__all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SPLIT_K_STEP_N", "Barriers", "ClusterPair",
            "CpAsyncStages", "DirectStore", "GemmStages", "Persistent", "ShapeError", "SplitK", "StageRing", "TileSchedule",
            "TmaStore", "check_epilogue_columns", "check_gemm", "check_pair", "check_ragged_gemm",
            "check_row_stride", "check_split_columns", "check_splits", "check_staging",

@@ -26,8 +26,6 @@ import math
 
 import tilemlir.lang as T
 
-SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
-
 
 def tile_origin(t, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int):
     """(m0, n0) of tile `t` in grouped order: group_m tile rows swept column by column."""
