@@ -47,7 +47,7 @@ compile per (op, N, dtype, eps) through row_kernel, for every M).
 
 import math
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import tilemlir.lang as T
 from tilemlir.kernels.parts import integral
@@ -425,53 +425,25 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     """A kernel for rows too long for registers: one CTA per row, tiles of plan.width (see
     the module docstring)."""
     width, warps, threads = plan.width, plan.warps, plan.threads
-    staged = plan.staged
+    tiles, staged = plan.tiles, plan.staged
+    full = N // width                         # tiles wholly inside the row
+    layout, v_layout = plan.layout(), plan.vector_layout()
+    tview, tstat, partials = plan.thread_view(), plan.thread_stat_layout(), plan.partials_layout()
+    per = plan.chunks * plan.vector
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
     # Rows that do not start on 16 bytes are staged as the 16-byte aligned span around them
     # (VECTOR more elements, read through a flat view of X: the neighbours' elements are only
     # read), so that cp.async moves 16 bytes at a time; the row starts `lead` elements in.
     shifted = plan.vector < VECTOR
     span = staged * width + (VECTOR if shifted else 0)
-    # A staged shifted row is taken in span coordinates: its head (the h = VECTOR - lead
-    # elements before the span's second 16 bytes) as a tile of plan's narrow accesses, masked
-    # to h, then its body from there in tiles of 16-byte accesses, read from shared memory
-    # and stored to Y 16 bytes at a time (only the body's last tile, whose end depends on h,
-    # narrows its accesses). Odd widths otherwise move every element 2 bytes at a time, at
-    # 54-71% of a copy's bandwidth where 16-byte rows reach 83-95%
-    # (results/2026-12-02-session4/runE).
-    split = shifted and staged > 0
-    main = replace(plan, vector=VECTOR, chunks=plan.chunks * plan.vector // VECTOR) \
-        if split else plan
-    head_plan = RowPlan(N, 1, 32, warps, 1, 1)          # (a head lies in the span's first
-                                                        # 16 bytes: its group alone)
-    body = N - 1 if split else N              # the most elements the tiles after a head take
-    whole = N - VECTOR if split else N        # the fewest
-    tiles = -(-body // width)
-    full = whole // width                     # tiles wholly inside every row
-    layout, v_layout = main.layout(), main.vector_layout()
-    tview, tstat, partials = main.thread_view(), main.thread_stat_layout(), main.partials_layout()
-    per = main.chunks * main.vector
-    HEAD = -1
     # where each tile comes from: staged tiles from shared memory, the others from global
     # memory; the last one may be partial (masked). Tiles are unrolled (so that ptxas can issue
     # the global loads of several at once: a pass keeps no data exchange between them) unless
     # there are more than UNROLLED_TILES, when the whole unstaged ones go in a loop.
-    kinds = {k: ("shared" if k < staged else "global") + ("_tail" if (k + 1) * width > whole
-                                                          else "")
-             for k in range(tiles)}
-    kinds[HEAD] = "shared_tail"
+    kinds = [("shared" if k < staged else "global") + ("_tail" if (k + 1) * width > N else "")
+             for k in range(tiles)]
     looped = list(range(staged, full)) if tiles > UNROLLED_TILES else []
     unrolled = [k for k in range(tiles) if k not in looped]
-
-    class Registers:
-        """A tile's register buffers (in `of`'s layout): its elements, as float32 (and each
-        thread's as a row), double-buffered elements, weights and biases for the last pass,
-        and column indices for LayerNorm's masks."""
-
-        def __init__(self, of: RowPlan, x, xf, xv, xs, ws, bs, wf, cols, inside):
-            self.plan = of
-            self.x, self.xf, self.xv, self.xs, self.ws, self.bs = x, xf, xv, xs, ws, bs
-            self.wf, self.cols, self.inside = wf, cols, inside
 
     def long_rows(X: T.Buffer((M, N), dtype),
                   W: T.Buffer((N,), dtype) if not is_softmax else None,
@@ -498,21 +470,6 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         wf = T.alloc_local((width,), "float32", layout=v_layout)
         cols = T.alloc_local((1, width), "int32", layout=layout)
         inside = T.alloc_local((1, width), "bool", layout=layout)
-        tile_regs = Registers(main, x, xf, xv, xs, ws, bs, wf, cols, inside)
-        head_regs = tile_regs
-        if split:                   # the head: an element a thread, the first `head` kept
-            h_layout, h_vector = head_plan.layout(), head_plan.vector_layout()
-            h_width = head_plan.width
-            hx = T.alloc_local((1, h_width), dtype, layout=h_layout)
-            hxf = T.alloc_local((1, h_width), "float32", layout=h_layout)
-            head_regs = Registers(head_plan, hx, hxf,
-                                  hxf.view(threads, 1, layout=head_plan.thread_view()),
-                                  [hx, hx],
-                                  [T.alloc_local((h_width,), dtype, layout=h_vector)] * 2,
-                                  [T.alloc_local((h_width,), dtype, layout=h_vector)] * 2,
-                                  T.alloc_local((h_width,), "float32", layout=h_vector),
-                                  T.alloc_local((1, h_width), "int32", layout=h_layout),
-                                  T.alloc_local((1, h_width), "bool", layout=h_layout))
 
         # every staged tile in flight at once, one cp.async group each (zeros past N)
         if shifted:
@@ -542,57 +499,24 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                                   X[row:row + 1, k * width:(k + 1) * width],
                                   bounds=(1, N - k * width))
                 T.ptx.cp_async.commit_group()
-        if split:
-            head = VECTOR - lead            # the head's elements (1 to VECTOR)
-            flat_y = Y.view(1, Y.shape[0] * N)
-
-        def regs(k):
-            return head_regs if split and k is HEAD else tile_regs
-
-        def origin(k):
-            """The row's column of tile k's first element."""
-            if not split:
-                return k * width
-            return 0 if k is HEAD else head + k * width
-
-        def bound(k):
-            """The columns of tile k inside the row (at least width: the whole tile)."""
-            if split and k is HEAD:
-                return head
-            return N - origin(k)
-
-        def tile_width(k):
-            return regs(k).plan.width
-
-        def row_window(buffer, flat_view, k):
-            """Tile k's window of X or Y: the row's columns from origin(k); for a split row's
-            body, the same elements through the flat view (their 16-byte alignment shows)."""
-            if split and k is not HEAD:
-                at = start + VECTOR + k * width
-                return flat_view[0:1, at:at + width]
-            c0 = origin(k)
-            return buffer[row:row + 1, c0:c0 + tile_width(k)]
 
         def load(k, kind, fill, first):
             """Tile k into xf: a staged one from shared memory (on the first pass once every
             thread's cp.async group of it is complete), another from global memory."""
-            r = regs(k)
+            c0 = k * width
             if kind == "shared" or kind == "shared_tail":
                 if first:                   # shifted: the tile reaches into the next group
                     T.ptx.cp_async.wait_group(staged - 1 - k)
                     T.cuda.cta_sync()
-                staged_tile(r.x, k, kind, fill)
+                staged_tile(x, k, kind, fill)
             elif kind == "global_tail":
-                Tx.cta.copy(r.x, row_window(X, flat if shifted else None, k),
-                            bounds=(1, bound(k)), fill=fill)
+                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
             else:
-                Tx.cta.copy(r.x, row_window(X, flat if shifted else None, k))
-            Tx.cta.cast(r.xf, r.x)
+                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
+            Tx.cta.cast(xf, x)
 
         def each_tile(visit):
             """visit(k, kind) for every tile, in order (k an int where unrolled)."""
-            if split:
-                visit(HEAD, kinds[HEAD])
             for k in unrolled[:staged]:
                 visit(k, kinds[k])
             if len(looped) > 0:
@@ -607,56 +531,45 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
 
         def online_softmax(k, kind):
             load(k, kind, float("-inf"), True)
-            v = regs(k).xv
-            Tx.cta.max(part, v, axis=1)                  # this tile's max, per thread
+            Tx.cta.max(part, xv, axis=1)                 # this tile's max, per thread
             Tx.cta.maximum(part, part, run)              # the new running max
             Tx.cta.sub(run, run, part)
             Tx.cta.exp(run, run, fast=fast)              # rescales the sum so far
             Tx.cta.mul(acc, acc, run)
             Tx.cta.maximum(run, part, part)
-            Tx.cta.sub(v, v, part)
-            Tx.cta.exp(v, v, fast=fast)
-            Tx.cta.sum(part, v, axis=1)
+            Tx.cta.sub(xv, xv, part)
+            Tx.cta.exp(xv, xv, fast=fast)
+            Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
         def sum_squares(k, kind):
             load(k, kind, 0.0, True)
-            v = regs(k).xv
-            Tx.cta.mul(v, v, v)
-            Tx.cta.sum(part, v, axis=1)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
         def sum_values(k, kind):
             load(k, kind, 0.0, True)
-            Tx.cta.sum(part, regs(k).xv, axis=1)
+            Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
         def sum_deviations(k, kind):
             load(k, kind, 0.0, False)
-            r = regs(k)
-            Tx.cta.sub(r.xf, r.xf, center)
+            Tx.cta.sub(xf, xf, center)
             if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
-                if split:
-                    Tx.cta.iota(r.cols, 1)
-                    Tx.cta.compare(r.inside, r.cols, "<", T.int32(bound(k)))
-                else:
-                    Tx.cta.iota(r.cols, 1, offset=k * width)
-                    Tx.cta.compare(r.inside, r.cols, "<", N)
-                Tx.cta.select(r.xf, r.inside, r.xf, 0.0)
-            Tx.cta.mul(r.xv, r.xv, r.xv)
-            Tx.cta.sum(part, r.xv, axis=1)
+                Tx.cta.iota(cols, 1, offset=k * width)
+                Tx.cta.compare(inside, cols, "<", N)
+                Tx.cta.select(xf, inside, xf, 0.0)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
         def staged_tile(dst, k, kind, fill):
             """dst = staged tile k (from the row's start in S)."""
-            if split:
-                at = lead if k is HEAD else VECTOR + k * width
-            else:
-                at = lead + k * width       # (a name of its own: callers have a c0)
+            at = lead + k * width           # (a name of its own: callers have a c0)
             if kind == "shared_tail":
-                Tx.cta.copy(dst, S[0:1, at:at + tile_width(k)], bounds=(1, bound(k)),
-                            fill=fill)
-            elif shifted and not split:     # a window at a run-time offset: bounds, untested
+                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, N - k * width), fill=fill)
+            elif shifted:                   # a window at a run-time offset: bounds, untested
                 Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, width))
             else:
                 Tx.cta.copy(dst, S[0:1, at:at + width])
@@ -666,61 +579,50 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             if it is not staged, the weight and the bias. Issued a tile ahead of their use,
             since they cannot pass the stores before them (the buffers may alias for all the
             compiler knows)."""
-            r = regs(k)
-            c0 = origin(k)
+            c0 = k * width
             tailed = kind == "shared_tail" or kind == "global_tail"
             if kind == "global_tail":
-                Tx.cta.copy(r.xs[slot], row_window(X, flat if shifted else None, k),
-                            bounds=(1, bound(k)))
+                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width], bounds=(1, N - c0))
             elif kind == "global":
-                Tx.cta.copy(r.xs[slot], row_window(X, flat if shifted else None, k))
-            n = tile_width(k)
+                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width])
             if not is_softmax:
                 if tailed:
-                    Tx.cta.copy(r.ws[slot], W[c0:c0 + n], bounds=(bound(k),))
+                    Tx.cta.copy(ws[slot], W[c0:c0 + width], bounds=(N - c0,))
                 else:
-                    Tx.cta.copy(r.ws[slot], W[c0:c0 + n])
+                    Tx.cta.copy(ws[slot], W[c0:c0 + width])
             if is_layer:
                 if tailed:
-                    Tx.cta.copy(r.bs[slot], B[c0:c0 + n], bounds=(bound(k),))
+                    Tx.cta.copy(bs[slot], B[c0:c0 + width], bounds=(N - c0,))
                 else:
-                    Tx.cta.copy(r.bs[slot], B[c0:c0 + n])
+                    Tx.cta.copy(bs[slot], B[c0:c0 + width])
 
         def normalize(k, kind, slot):
-            r = regs(k)
+            c0 = k * width
             if kind == "shared_tail" or kind == "shared":
-                staged_tile(r.xs[slot], k, kind, 0.0)
-            Tx.cta.cast(r.xf, r.xs[slot])
+                staged_tile(xs[slot], k, kind, 0.0)
+            Tx.cta.cast(xf, xs[slot])
             if is_softmax:
-                Tx.cta.sub(r.xf, r.xf, center)
-                Tx.cta.exp(r.xf, r.xf, fast=fast)
-                Tx.cta.mul(r.xf, r.xf, stat)
+                Tx.cta.sub(xf, xf, center)
+                Tx.cta.exp(xf, xf, fast=fast)
+                Tx.cta.mul(xf, xf, stat)
             else:
                 if is_layer:
-                    Tx.cta.sub(r.xf, r.xf, center)
-                Tx.cta.mul(r.xf, r.xf, stat)
-                Tx.cta.cast(r.wf, r.ws[slot])
-                Tx.cta.mul(r.xf, r.xf, r.wf)
+                    Tx.cta.sub(xf, xf, center)
+                Tx.cta.mul(xf, xf, stat)
+                Tx.cta.cast(wf, ws[slot])
+                Tx.cta.mul(xf, xf, wf)
                 if is_layer:
-                    Tx.cta.cast(r.wf, r.bs[slot])
-                    Tx.cta.add(r.xf, r.xf, r.wf)
-            Tx.cta.cast(r.xs[slot], r.xf)
+                    Tx.cta.cast(wf, bs[slot])
+                    Tx.cta.add(xf, xf, wf)
+            Tx.cta.cast(xs[slot], xf)
             if kind == "shared_tail" or kind == "global_tail":
-                Tx.cta.copy(row_window(Y, flat_y if split else None, k), r.xs[slot],
-                            bounds=(1, bound(k)))
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot], bounds=(1, N - c0))
             else:
-                Tx.cta.copy(row_window(Y, flat_y if split else None, k), r.xs[slot])
+                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot])
 
         def pipelined(seq):
             """normalize the unrolled tiles `seq`, fetching each one's global data while the
-            one before it is done (but a split row's LayerNorm: its weights and biases come
-            2 bytes at a time, and a tile ahead they take 127 registers a thread, not 64,
-            which leaves one CTA on an SM where shared memory has room for two)."""
-            if split and is_layer:
-                for i in range(len(seq)):
-                    fetch(seq[i], kinds[seq[i]], 0)
-                    normalize(seq[i], kinds[seq[i]], 0)
-                return
+            one before it is done."""
             if len(seq) > 0:
                 fetch(seq[0], kinds[seq[0]], 0)
             for i in range(len(seq)):
@@ -729,7 +631,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 normalize(seq[i], kinds[seq[i]], i % 2)
 
         def last_pass():
-            pipelined(([HEAD] if split else []) + unrolled[:staged])
+            pipelined(unrolled[:staged])
             if len(looped) > 0:
                 for k in T.serial(looped[0], looped[-1] + 1):
                     fetch(k, "global", 0)
