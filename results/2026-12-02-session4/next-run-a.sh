@@ -1,8 +1,7 @@
 #!/usr/bin/env bash
 # For the next session's first H200 call (not run yet): what the decode GEMM waits on at
 # N = K = 4096 (53% of a copy, 1.05x cuBLAS) beside cuBLAS's kernel, profiled by name (the
-# last try caught a torch fill); the mid-size rows with every candidate (to fit the model);
-# the attention cases below 0.95x cuDNN with the ncu source counters of the causal GQA one.
+# last try caught a torch fill); the mid-size rows with every candidate (to fit the model).
 set -u
 out=${OUT:-device-out}; logs=$(mktemp -d); mkdir -p "$out"
 export TILEMLIR_CACHE_DIR=/tmp/tilemlir-cache PYTHONUNBUFFERED=1

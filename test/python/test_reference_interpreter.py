@@ -444,20 +444,24 @@ def test_fused_epilogue_gemm_matches_numpy():
     assert _rel_error(d, ref) < 1e-3
 
 
-@pytest.mark.parametrize("causal", [False, True], ids=["full", "causal"])
-def test_flash_attention_matches_numpy(causal):
+@pytest.mark.parametrize("causal, H, S, SMS", [(False, 1, 256, 132), (True, 1, 256, 132),
+                                               (True, 3, 384, 2)],
+                         ids=["full", "causal", "causal-dealt"])
+def test_flash_attention_matches_numpy(causal, H, S, SMS):
     """Two consumer warpgroups taking turns through named barriers (bar.sync / bar.arrive),
-    Q K^T and P V pipelined, P from registers as wgmma's A operand."""
-    S, D = 256, 64
+    Q K^T and P V pipelined, P from registers as wgmma's A operand; fixed shapes, and 9 causal
+    items over 2 CTAs (rounds dealt back to front, a partial last one)."""
+    D = 64
     rng = np.random.default_rng(6)
-    q, k, v = (rng.standard_normal((S, D)).astype(np.float16) for _ in range(3))
-    o = np.full((S, D), np.nan, np.float16)
-    tilemlir.interpret(attention.flash_attention(1, 1, S, D, causal=causal), q, k, v, o)
-    s = q.astype(np.float32) @ k.astype(np.float32).T / np.sqrt(D)
+    q, k, v = (rng.standard_normal((H, S, D)).astype(np.float16) for _ in range(3))
+    o = np.full((H, S, D), np.nan, np.float16)
+    tilemlir.interpret(attention.flash_attention(1, H, S, D, causal=causal, SMS=SMS),
+                       q.reshape(-1, D), k.reshape(-1, D), v.reshape(-1, D), o.reshape(-1, D))
+    s = q.astype(np.float32) @ k.astype(np.float32).transpose(0, 2, 1) / np.sqrt(D)
     if causal:
         s = np.where(np.tril(np.ones((S, S), bool)), s, -np.inf)
-    p = np.exp(s - s.max(axis=1, keepdims=True))
-    ref = p / p.sum(axis=1, keepdims=True) @ v.astype(np.float32)
+    p = np.exp(s - s.max(axis=-1, keepdims=True))
+    ref = p / p.sum(axis=-1, keepdims=True) @ v.astype(np.float32)
     assert not np.isnan(o).any() and np.abs(o - ref).max() < 2e-3
 
 

@@ -8,7 +8,8 @@ a matrix of rows (B*H*Sq x D, B*Hkv*Skv x D). A work item is one BQ = 128-row bl
 head's output, which walks its K/V head's keys in BKV-row blocks (128; 64 at D = 256). The grid
 is persistent: one CTA per SM, each taking every SMS-th item (a head's query blocks are
 consecutive items, and a group's query heads consecutive heads, so the CTAs at work share their
-K and V in L2; causal items come longest first), so the producer loads the next item's Q and
+K and V in L2; causal items come longest first, and every other round of SMS items is dealt
+back to front so that the CTAs' work evens out), so the producer loads the next item's Q and
 keys while the consumers finish the last one.
 
 - warpgroup 0 is the producer: one elected thread loads an item's Q block (once the
@@ -156,9 +157,25 @@ def _item(u, q_blocks, causal: bool):
     return head, qb
 
 
+def _dealt(v, ctas, units):
+    """The work item of a persistent CTA's v-th slot (v = pid + i * ctas in round i): round
+    by round in order, every other full round dealt back to front (CTA c takes item
+    ctas - 1 - c), so that with items longest first within each head (causal) no CTA keeps
+    drawing the long ones. Taking every ctas-th item instead left CTAs with 1.2-1.5 times the
+    mean work at S = 1000-3000 (whenever ctas is not a multiple of the query blocks per head;
+    1.07-1.10 dealt so), the shapes where causal attention trailed cuDNN most
+    (results/2026-12-02-session4/runB). A partial last round keeps its order, so that the
+    items stay a permutation of 0 .. units - 1. Ints or device values alike."""
+    i = v // ctas
+    c = v - i * ctas
+    # 1 where round i is odd and full, else 0 (no select on scalars: clamped arithmetic)
+    back = (i % 2) * T.min(1, T.max(0, units - (i + 1) * ctas + 1))
+    return v + back * (ctas - 1 - 2 * c)
+
+
 def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_kv=None,
                     group=1, STAGES=2, BKV=None, PIPELINE=True, PINGPONG=True, SMS=132,
-                    PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True):
+                    PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True, DEALT=True):
     """The kernel for q, o of shape [B, H, S, D] and k, v of [B, H / group, S_kv, D]
     (contiguous, given as matrices of rows: (B*H*S) x D and (B*H/group*S_kv) x D).
 
@@ -169,7 +186,8 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
     head (default S). group: query heads per K/V head (GQA). causal with fixed shapes is
     aligned to the end. scale: the softmax scale (> 0), 1 / sqrt(D) by default. BKV: keys
     per block (default key_block(D)). SMS: the persistent grid (132 SMs on the H200), each CTA
-    taking every SMS-th (head, query block) item."""
+    taking every SMS-th (head, query block) item; causal, with DEALT, every other round of
+    them dealt back to front (_dealt)."""
     dynamic = (B, H, S) == (None, None, None)
     if not dynamic and S_kv is None:
         S_kv = S
@@ -234,10 +252,19 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
         lane = T.lane_id([32])
 
         def walk():
-            # the items of this CTA
+            # the slots of this CTA (item(v) gives each one's work item)
             if dynamic:
                 return T.serial(pid, units, ctas)
             return grid.walk(pid)
+
+        def item(v):
+            # (head, query block) of slot v: causal items dealt (_dealt) so that the CTAs'
+            # work evens out
+            if causal and DEALT:
+                if dynamic:
+                    return _item(_dealt(v, ctas, units), n_q_blocks, causal)
+                return _item(_dealt(v, grid.workers, grid.units), n_q_blocks, causal)
+            return _item(v, n_q_blocks, causal)
 
         def key_blocks(qb):
             # key blocks item qb walks: all, or causal up to the one holding the last row's
@@ -327,7 +354,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
             it: T.int32 = 0                      # key blocks loaded so far
             n: T.int32 = 0                       # items so far
             for u in walk():
-                head, qb = _item(u, n_q_blocks, causal)
+                head, qb = item(u)
                 q0 = head * q_len + qb * BQ
                 kv0 = kv_head(head) * kv_len
                 blocks = key_blocks(qb)
@@ -459,7 +486,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
                 if wg == 2:
                     T.cuda.bar_arrive(3, 256)           # consumer 1 takes the first turn
             for u in walk():
-                head, qb = _item(u, n_q_blocks, causal)
+                head, qb = item(u)
                 q0 = head * q_len + qb * BQ
                 blocks = key_blocks(qb)
                 first = None if simple else first_masked(qb)    # the first block to mask
