@@ -130,11 +130,41 @@ def test_staging_refusals():
         norms.rms_norm(M, 50000, stage_warps=6)
 
 
-@pytest.mark.parametrize("N", [1000, 20000])
+@pytest.mark.parametrize("N", [1000, 20000, 50257])
 def test_layer_norm_takes_deviations_from_the_mean(N):
     """Rows far from zero (mean 300, deviation 1): E[x^2] - E[x]^2 in f32 would lose the
-    variance to cancellation; the mean first, then the squared deviations, do not."""
+    variance to cancellation; the mean first, then the squared deviations (rows in
+    registers), or sums about tile 0's mean (long rows), do not."""
     assert interpreted("layer_norm", N, 2, "float16", scale=1.0, offset=300.0) is None
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16", "float32"])
+@pytest.mark.parametrize("N", [20000, 131073])
+def test_long_layer_norm_rows_whose_first_tile_is_far_from_the_rest(N, dtype):
+    """Long rows' LayerNorm sums deviations from tile 0's mean in one pass: rows whose first
+    tile sits far from the rest (a step of 1000 over a spread of 0.01, the step at the tile's
+    end or within it; a row of one constant but its first element; an offset of 3e4 with a
+    spread of 1, 30 in float32, whose mean at 3e4 is itself 1e-3 off) still match float64,
+    float32 rows to float32's tolerance."""
+    width = norms.row_plan(N, dtype, op="layer_norm").width
+    rng = np.random.default_rng(N)
+    rows = np.stack([
+        np.where(np.arange(N) < width, 1000.0, 0.0) + rng.standard_normal(N) * 0.01,
+        np.where(np.arange(N) < width // 3, -1000.0, 5.0) + rng.standard_normal(N) * 0.01,
+        np.where(np.arange(N) == 0, 1000.0, 2.0),
+        (30.0 if dtype == "float32" else 30000.0) + rng.standard_normal(N)])
+    x_in, x = _as(dtype, rows) if dtype != "float32" else (rows.astype(np.float32),) * 2
+    x = x.astype(np.float32)
+    w_in, w = _as(dtype, rng.random(N) + 0.5) if dtype != "float32" else \
+        ((rng.random(N) + 0.5).astype(np.float32),) * 2
+    b_in, b = _as(dtype, rng.standard_normal(N)) if dtype != "float32" else \
+        (rng.standard_normal(N).astype(np.float32),) * 2
+    y = np.full(rows.shape, np.nan, np.float32) if dtype == "float32" else \
+        _poisoned(dtype, rows.shape)
+    tilemlir.interpret(norms.layer_norm(M, N, dtype, eps=EPS["layer_norm"]), x_in, w_in, b_in,
+                       y)
+    got = y if dtype == "float32" else _read(dtype, y)
+    assert mismatches("layer_norm", dtype, got, reference("layer_norm", x, w, b)) is None
 
 
 # rows split over clusters: parts of 2048 / 4096 elements, the last part shorter (4104 / 2,

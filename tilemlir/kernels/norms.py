@@ -27,8 +27,8 @@ How a row is held (`row_plan`):
   so that the copies stay 16 bytes wide); the rest, if any, is read from global memory in the
   first pass and again in the second (from L2, in practice). Each thread keeps statistics of
   its own elements over the tiles (a running max and a sum rescaled by exp(old max - new max)
-  for softmax: online softmax; a sum of squares for RMSNorm; a sum, then a sum of squared
-  deviations from the mean for LayerNorm: two passes over the staged row), which one CTA
+  for softmax: online softmax; a sum of squares for RMSNorm; for LayerNorm the sums of the
+  deviations from tile 0's mean and of their squares, one pass as well), which one CTA
   reduction combines; a last pass normalises the tiles and stores them. The factories'
   stage_bytes and stage_warps set the shared memory and the warps (less of both fits more
   rows on an SM, at the cost of reading the unstaged tiles in each pass).
@@ -365,8 +365,9 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
                per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
                stage_warps: int | None = None):
     """torch.nn.functional.layer_norm(X, (N,), W, B, eps) over the last axis of an M x N
-    tensor (M an int or a run-time dim), f32 math: the mean, then the mean of the squared
-    deviations from it (two reductions over the row, no cancellation). per_thread,
+    tensor (M an int or a run-time dim), f32 math without cancellation: rows in registers
+    take the mean, then the mean of the squared deviations from it; long rows the deviations
+    from their first tile's mean in one pass (_long_rows). per_thread,
     stage_bytes, stage_warps: as row_plan's; cluster: as cluster_plan's."""
     M, N = _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
@@ -443,6 +444,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     kinds = [("shared" if k < staged else "global") + ("_tail" if (k + 1) * width > N else "")
              for k in range(tiles)]
     looped = list(range(staged, full)) if tiles > UNROLLED_TILES else []
+    looped_past_first = [k for k in looped if k > 0]
     unrolled = [k for k in range(tiles) if k not in looped]
 
     def long_rows(X: T.Buffer((M, N), dtype),
@@ -470,6 +472,9 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         wf = T.alloc_local((width,), "float32", layout=v_layout)
         cols = T.alloc_local((1, width), "int32", layout=layout)
         inside = T.alloc_local((1, width), "bool", layout=layout)
+        if is_layer:
+            acc2 = T.alloc_local((threads, 1), "float32", layout=tstat)
+            shift = T.alloc_local((1, 1), "float32", layout=STAT)
 
         # every staged tile in flight at once, one cp.async group each (zeros past N)
         if shifted:
@@ -515,15 +520,19 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
             Tx.cta.cast(xf, x)
 
-        def each_tile(visit):
-            """visit(k, kind) for every tile, in order (k an int where unrolled)."""
+        def each_tile(visit, first=0):
+            """visit(k, kind) for every tile from `first` on, in order (k an int where
+            unrolled)."""
             for k in unrolled[:staged]:
-                visit(k, kinds[k])
-            if len(looped) > 0:
-                for k in T.serial(looped[0], looped[-1] + 1):
+                if k >= first:
+                    visit(k, kinds[k])
+            rest = looped if first == 0 else looped_past_first
+            if len(rest) > 0:
+                for k in T.serial(rest[0], rest[-1] + 1):
                     visit(k, "global")
             for k in unrolled[staged:]:
-                visit(k, kinds[k])
+                if k >= first:
+                    visit(k, kinds[k])
 
         def combine_sum(values):
             """stat = the sum over the CTA of each thread's value (threads, 1)."""
@@ -548,21 +557,23 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
 
-        def sum_values(k, kind):
+        def shifted_sums(k, kind):
             load(k, kind, 0.0, True)
-            Tx.cta.sum(part, xv, axis=1)
-            Tx.cta.add(acc, acc, part)
+            deviation_sums(k, kind)
 
-        def sum_deviations(k, kind):
-            load(k, kind, 0.0, False)
+        def deviation_sums(k, kind):
+            """acc += this thread's sum of (x - center) over tile k (in xf), acc2 += of their
+            squares (nothing past N)."""
             Tx.cta.sub(xf, xf, center)
             if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
                 Tx.cta.iota(cols, 1, offset=k * width)
                 Tx.cta.compare(inside, cols, "<", N)
                 Tx.cta.select(xf, inside, xf, 0.0)
-            Tx.cta.mul(xv, xv, xv)
             Tx.cta.sum(part, xv, axis=1)
             Tx.cta.add(acc, acc, part)
+            Tx.cta.mul(xv, xv, xv)
+            Tx.cta.sum(part, xv, axis=1)
+            Tx.cta.add(acc2, acc2, part)
 
         def staged_tile(dst, k, kind, fill):
             """dst = staged tile k (from the row's start in S)."""
@@ -649,13 +660,28 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             combine_sum(acc)
             Tx.cta.div(stat, 1.0, stat)
         elif is_layer:
-            each_tile(sum_values)
+            # One pass: the sums of x - s and of (x - s)^2 about a shift s, the mean of tile 0
+            # (whole: a long row is longer than a tile); then mean = s + d, var = E[(x - s)^2]
+            # - d^2 with d = E[x - s]. The cancellation is bounded: tile 0's elements are part
+            # of the row, so d^2 <= var (N - width) / width, about 15 var at N = 128256, and
+            # the variance keeps all but 4 of fp32's 24 bits. (Two passes, the mean then the
+            # deviations from it, read every tile twice: 54% of a copy's bandwidth where
+            # RMSNorm's one pass reached 64%, results/2026-12-02-session4/runE.)
+            load(0, kinds[0], 0.0, True)
+            Tx.cta.sum(part, xv, axis=1)
+            combine_sum(part)
+            Tx.cta.mul(center, stat, 1.0 / width)         # the shift
+            Tx.cta.fill(acc2, 0.0)
+            deviation_sums(0, kinds[0])
+            each_tile(shifted_sums, 1)
             combine_sum(acc)
-            Tx.cta.mul(center, stat, 1.0 / N)             # the mean
-            Tx.cta.fill(acc, 0.0)
-            each_tile(sum_deviations)
-            combine_sum(acc)
-            Tx.cta.mul(stat, stat, 1.0 / N)
+            Tx.cta.mul(shift, stat, 1.0 / N)              # d = mean - s
+            combine_sum(acc2)
+            Tx.cta.mul(stat, stat, 1.0 / N)               # E[(x - s)^2]
+            Tx.cta.add(center, center, shift)             # the mean
+            Tx.cta.mul(shift, shift, shift)
+            Tx.cta.sub(stat, stat, shift)                 # the variance
+            Tx.cta.maximum(stat, stat, 0.0)               # (never below 0 by rounding)
             Tx.cta.add(stat, stat, float(eps))
             Tx.cta.rsqrt(stat, stat)
         else:
