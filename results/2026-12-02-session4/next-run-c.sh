@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # For the next session (not run yet): causal attention with its items dealt (the default since
-# this session) against every SMS-th item, the attention GPU tests, and ncu of the norms' long
-# rows at an odd width beside an aligned one.
+# this session) against every SMS-th item, the attention GPU tests, long rows' one-pass
+# LayerNorm (tests and speed), and ncu of the norms' long rows at an odd width beside an
+# aligned one. About 600 s: split it if the call's limit is shorter.
 set -u
 out=${OUT:-device-out}; logs=$(mktemp -d); mkdir -p "$out"
 export TILEMLIR_CACHE_DIR=/tmp/tilemlir-cache PYTHONUNBUFFERED=1
@@ -14,6 +15,13 @@ for dealt in 1 0; do
       --out "$logs/attention-dealt$dealt.md" > "$logs/attention-dealt$dealt.log" 2>&1
   echo "DEALT=$dealt: $(tail -1 "$logs/attention-dealt$dealt.log")"
 done
+# long rows' LayerNorm in one pass (since this session, not yet timed): against RMSNorm's
+timeout 150 python3 -m pytest -q -m gpu -p no:cacheprovider -n 8 \
+    test/python/test_norms_gpu.py::test_random_shapes > "$logs/norms-tests.log" 2>&1
+tail -1 "$logs/norms-tests.log"
+timeout 120 python3 bench/norms.py --lengths 32000,50257,128256 --ops layer_norm,rms_norm \
+    --rep-ms 40 --out "$logs/norms-layer.md" > "$logs/norms-layer.log" 2>&1
+grep -E "GB/s" "$logs/norms-layer.log"
 for N in 50257 50256; do
   timeout 60 ncu --set full --kernel-name regex:layer_norm --launch-count 1 -o "$logs/norm-$N" \
       python3 bench/norms.py --shapes 1336x$N --ops layer_norm --dtypes bfloat16 --rep-ms 1 \
