@@ -23,6 +23,9 @@ M = T.dynamic("M")
 
 def _as(dtype: str, values: np.ndarray):
     """(the kernel's input array, its float32 values) of `values` rounded to `dtype`."""
+    if dtype == "float32":
+        arr = values.astype(np.float32)
+        return arr, arr
     if dtype == "float16":
         arr = values.astype(np.float16)
         return arr, arr.astype(np.float32)
@@ -31,12 +34,14 @@ def _as(dtype: str, values: np.ndarray):
 
 
 def _poisoned(dtype: str, shape) -> np.ndarray:
+    if dtype == "float32":
+        return np.full(shape, np.nan, np.float32)
     return np.full(shape, np.nan, np.float16) if dtype == "float16" else \
         np.full(shape, 0x7FC0, np.uint16)
 
 
 def _read(dtype: str, y: np.ndarray) -> np.ndarray:
-    return y.astype(np.float32) if dtype == "float16" else \
+    return y.astype(np.float32) if dtype in ("float16", "float32") else \
         (y.astype(np.uint32) << 16).view(np.float32)
 
 
@@ -153,18 +158,14 @@ def test_long_layer_norm_rows_whose_first_tile_is_far_from_the_rest(N, dtype):
         np.where(np.arange(N) < width // 3, -1000.0, 5.0) + rng.standard_normal(N) * 0.01,
         np.where(np.arange(N) == 0, 1000.0, 2.0),
         (30.0 if dtype == "float32" else 30000.0) + rng.standard_normal(N)])
-    x_in, x = _as(dtype, rows) if dtype != "float32" else (rows.astype(np.float32),) * 2
-    x = x.astype(np.float32)
-    w_in, w = _as(dtype, rng.random(N) + 0.5) if dtype != "float32" else \
-        ((rng.random(N) + 0.5).astype(np.float32),) * 2
-    b_in, b = _as(dtype, rng.standard_normal(N)) if dtype != "float32" else \
-        (rng.standard_normal(N).astype(np.float32),) * 2
-    y = np.full(rows.shape, np.nan, np.float32) if dtype == "float32" else \
-        _poisoned(dtype, rows.shape)
+    x_in, x = _as(dtype, rows)
+    w_in, w = _as(dtype, rng.random(N) + 0.5)
+    b_in, b = _as(dtype, rng.standard_normal(N))
+    y = _poisoned(dtype, rows.shape)
     tilemlir.interpret(norms.layer_norm(M, N, dtype, eps=EPS["layer_norm"]), x_in, w_in, b_in,
                        y)
-    got = y if dtype == "float32" else _read(dtype, y)
-    assert mismatches("layer_norm", dtype, got, reference("layer_norm", x, w, b)) is None
+    assert mismatches("layer_norm", dtype, _read(dtype, y),
+                      reference("layer_norm", x, w, b)) is None
 
 
 # rows split over clusters: parts of 2048 / 4096 elements, the last part shorter (4104 / 2,

@@ -45,7 +45,7 @@ MAX_GLOBAL_LAYOUT_VALUE = kernel_abi.MAX_GLOBAL_ELEMENTS
 MAX_INJECTIVITY_ELEMENTS = 2 ** 20
 MAX_LOCAL_BYTES = 512 * 1024           # local memory per thread (CUDA's limit)
 MAX_SWIZZLE_BITS = 24                   # far beyond the 128-byte swizzles the hardware knows
-MAX_CLUSTER_CTAS = 8                    # the portable cluster size
+MAX_CLUSTER_CTAS = kernel_abi.PORTABLE_CLUSTER_CTAS
 MAX_NON_PORTABLE_CLUSTER_CTAS = 16      # with tile.cluster_non_portable (sm_90, sm_100)
 NAMED_BARRIERS = 16                     # bar.sync / bar.arrive / bar.red ids 0..15
 # Ops that take a named barrier's id (operand 0) and thread count (`threads`).

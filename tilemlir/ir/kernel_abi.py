@@ -51,6 +51,7 @@ PARAMS = "tile.params"
 GRID = "tile.grid"
 CLUSTER = "tile.cluster"
 NON_PORTABLE_CLUSTER = "tile.cluster_non_portable"
+PORTABLE_CLUSTER_CTAS = 8       # CUDA's portable cluster size: more needs the function's opt-in
 TENSOR_MAPS = "tile.tensor_maps"
 LOWERED_TENSOR_MAPS = "tile.kernel_abi"     # on the top-level module, after lowering
 TENSOR_MAP_BYTES = 128                      # a CUtensorMap, passed by value

@@ -267,8 +267,9 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
                if N % 8 == 0 or c["KERNEL"] != "hgemm_v8"]
     if not K % 8:
         return _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
-    padded = _ordered(M, N, padded_k(K), [dict(_unaligned(c, padded_k(K), N), PAD_K=True)
-                                          for c in configs], sms)
+    K_padded = padded_k(K)
+    padded = _ordered(M, N, K_padded, [dict(_unaligned(c, K_padded, N), PAD_K=True)
+                                       for c in configs], sms)
     cp_async = _ordered(M, N, K, [_unaligned(c, K, N) for c in configs
                                   if c["KERNEL"] == "hgemm_v6"], sms)
     return padded + cp_async if pads_k(M, N, K) else cp_async + padded
@@ -514,7 +515,7 @@ class Gemm:
                                            kernel_output)
         from tilemlir.runtime.cuda import require_torch
         torch = require_torch("hgemm")
-        M, N, _ = self.shape
+        M, N, K = self.shape
         for name, t in (("a", a), ("b", b)) + ((("out", out),) if out is not None else ()):
             if not isinstance(t, torch.Tensor) or not t.is_cuda:
                 raise ArgumentError(f"hgemm: {name} must be a torch CUDA tensor, got "
@@ -524,13 +525,13 @@ class Gemm:
         if out is None:
             out = torch.empty((M, N), dtype=getattr(torch, _TORCH_DTYPES[self.dtype]),
                               device=a.device)
-        K = self.shape[2]
-        if self.config.get("PAD_K") and padded_k(K) != K:   # rows padded to the kernel's K
+        kernel_k = padded_k(K) if self.config.get("PAD_K") else K
+        if kernel_k != K:                   # rows padded to the kernel's K
             for name, t, rows in (("a", a, M), ("b", b, N)):
                 if tuple(t.shape) != (rows, K):
                     raise ArgumentError(f"hgemm: {name} must be {rows} x {K}, got "
                                         f"{list(t.shape)}")
-            a, b = (kernel_input_padded(t, padded_k(K)) for t in (a, b))
+            a, b = (kernel_input_padded(t, kernel_k) for t in (a, b))
         else:                               # any strides and alignment: through dense copies
             a, b = kernel_input(a), kernel_input(b)
         target = kernel_output(out)

@@ -367,8 +367,8 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
     """torch.nn.functional.layer_norm(X, (N,), W, B, eps) over the last axis of an M x N
     tensor (M an int or a run-time dim), f32 math without cancellation: rows in registers
     take the mean, then the mean of the squared deviations from it; long rows the deviations
-    from their first tile's mean in one pass (_long_rows). per_thread,
-    stage_bytes, stage_warps: as row_plan's; cluster: as cluster_plan's."""
+    from their first tile's mean in one pass (_long_rows). per_thread, stage_bytes,
+    stage_warps: as row_plan's; cluster: as cluster_plan's."""
     M, N = _check("layer_norm", M, N, dtype)
     _check_eps("layer_norm", eps)
     if cluster != 1 or not _is_cluster(cluster):
@@ -520,18 +520,18 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
             Tx.cta.cast(xf, x)
 
-        def each_tile(visit, first=0):
-            """visit(k, kind) for every tile from `first` on, in order (k an int where
+        def each_tile(visit, past_first=False):
+            """visit(k, kind) for every tile (past_first: but tile 0), in order (k an int where
             unrolled)."""
             for k in unrolled[:staged]:
-                if k >= first:
+                if k > 0 or not past_first:
                     visit(k, kinds[k])
-            rest = looped if first == 0 else looped_past_first
+            rest = looped_past_first if past_first else looped
             if len(rest) > 0:
                 for k in T.serial(rest[0], rest[-1] + 1):
                     visit(k, "global")
             for k in unrolled[staged:]:
-                if k >= first:
+                if k > 0 or not past_first:
                     visit(k, kinds[k])
 
         def combine_sum(values):
@@ -673,7 +673,7 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.mul(center, stat, 1.0 / width)         # the shift
             Tx.cta.fill(acc2, 0.0)
             deviation_sums(0, kinds[0])
-            each_tile(shifted_sums, 1)
+            each_tile(shifted_sums, True)
             combine_sum(acc)
             Tx.cta.mul(shift, stat, 1.0 / N)              # d = mean - s
             combine_sum(acc2)
@@ -751,9 +751,8 @@ def _cluster_rows(op: str, M, N: int, dtype: str, plan: RowPlan, C: int, eps: fl
     C sums of squares for RMSNorm, C sums and then C sums of squared deviations from the
     mean for LayerNorm). barrier.cluster (arrive.release, wait.acquire) makes them visible to
     the cluster's other CTAs, each of which combines the C values itself, then normalises and
-    stores its part. More CTAs per row keep more of a row's bytes in flight on more SMs: one
-    CTA per long row leaves rows in flight on too few SMs (a wave of 131 rows of 128256
-    elements on the H200's 132 SMs, or 1.3 waves of 50257)."""
+    stores its part. Meant to keep more of a long row's bytes in flight on more SMs than one
+    CTA per row does; measured slower on the H200 (the module docstring)."""
     if isinstance(M, int):
         check_cluster_grid(op, M, C)
     width, part = plan.width, part_width(N, C)
@@ -1001,9 +1000,8 @@ def softmax_rows(x, out=None, fast: bool = False, cluster: int = 1):
     written on the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for
     exp.
     cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
-    REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
-    combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
-    default, 1, is one CTA per row."""
+    REGISTER_ROW_MAX elements; slower than the default, one CTA per row, wherever timed: see
+    the module docstring)."""
     dtype, N, rows = _rows_of("softmax_rows", x, out)
     return _run("softmax", N, dtype, rows, x, (), out, _cluster(cluster), fast=fast)
 
@@ -1014,9 +1012,8 @@ def rms_norm_rows(x, weight=None, eps: float | None = None, out=None, cluster: i
     in f32 math. eps None: torch.finfo(x.dtype).eps, as torch. Returns `out` (a new tensor unless
     given), written on the current stream. Compiles once per (N, dtype, eps).
     cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
-    REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
-    combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
-    default, 1, is one CTA per row."""
+    REGISTER_ROW_MAX elements; slower than the default, one CTA per row, wherever timed: see
+    the module docstring)."""
     dtype, N, rows = _rows_of("rms_norm_rows", x, out)
     cluster = _cluster(cluster)
     if eps is None:
@@ -1034,9 +1031,8 @@ def layer_norm_rows(x, weight=None, bias=None, eps: float = 1e-5, out=None,
     dtype, None: ones and zeros), in f32 math. Returns `out` (a new tensor unless given),
     written on the current stream. Compiles once per (N, dtype, eps).
     cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
-    REGISTER_ROW_MAX elements): more of a long row's bytes in flight on more SMs, the CTAs
-    combining their statistics through a small fp32 workspace. Not yet timed on a GPU: the
-    default, 1, is one CTA per row."""
+    REGISTER_ROW_MAX elements; slower than the default, one CTA per row, wherever timed: see
+    the module docstring)."""
     dtype, N, rows = _rows_of("layer_norm_rows", x, out)
     cluster = _cluster(cluster)
     eps = _eps("layer_norm_rows", eps)

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import mlir
 
-from tilemlir.ir.kernel_abi import TENSOR_MAP_BYTES
+from tilemlir.ir.kernel_abi import PORTABLE_CLUSTER_CTAS, TENSOR_MAP_BYTES
 from tilemlir.runtime.cuda import (CudaError, DriverFunction, allow_non_portable_clusters,
                                    current_context, require_driver)
 
@@ -50,7 +50,6 @@ _PROTOTYPES = {
     "mgpuStreamSynchronize": (None, [_ptr]),
 }
 
-PORTABLE_CLUSTER_CTAS = 8           # larger clusters need the function's opt-in (CUDA)
 _lock = threading.RLock()            # bind_device loads the runtime under it
 _runtime = None
 _device: int | None = None
