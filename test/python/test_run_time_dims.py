@@ -41,6 +41,27 @@ def test_an_extent_expression_is_checked_against_the_dims():
         argcheck.run_time_dims(sig, {0: (5, 64), 1: (9, 1)})
 
 
+def test_extents_are_parsed_once_and_evaluate_every_operation():
+    # The launcher evaluates the extents at every call: each is built into a function once
+    # (per extent text, per signature), which must agree with apply_dim_op on every operation.
+    import itertools
+    import json
+
+    from tilemlir.ir.kernel_abi import DIM_OPS, apply_dim_op, extent_function
+    for op, (m, c) in itertools.product(DIM_OPS, [(1, 1), (37, 8), (130, 128), (7, 3)]):
+        text = json.dumps([op, ["dim", "M"], c])
+        assert extent_function(text) is extent_function(text)
+        assert evaluate_extent(text, {"M": m}) == apply_dim_op(op, m, c)
+        nested = json.dumps(["add", [op, c, ["dim", "M"]], ["mul", ["dim", "M"], 2]])
+        assert evaluate_extent(nested, {"M": m}) == apply_dim_op(op, c, m) + 2 * m
+    for bad in ('["pow", ["dim", "M"], 2]', '["dim"]', '"M"', "true", '[1, 2, 3, 4]'):
+        with pytest.raises(ValueError):
+            extent_function(bad)
+    sig = tilemlir.compile(stats(), target="sm_90a", cache=False).signature
+    assert argcheck.dims_plan(sig) is argcheck.dims_plan(sig)
+    assert argcheck.run_time_dims(sig, {0: (5, 64), 1: (10, 1)}) == {"M": 5}
+
+
 @pytest.mark.parametrize("rows", [1, 4, 37, 100])
 def test_the_interpreter_runs_one_kernel_at_every_m(rows):
     x = np.random.default_rng(rows).standard_normal((rows, 128)).astype(np.float32)

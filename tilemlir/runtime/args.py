@@ -260,42 +260,78 @@ def run_time_dims(sig, shapes: dict[int, tuple]) -> dict[str, int]:
     """The values of `sig`'s run-time dims, read off the leading extents of the buffers they
     size (`shapes`: parameter index -> the argument's shape); the buffers whose leading extent
     is an expression of them must agree. ArgumentError names the arguments that disagree."""
-    from tilemlir.ir.kernel_abi import evaluate_extent, extent_dim
-    values: dict[str, int] = {}
-    where: dict[str, str] = {}
-    for i, p in enumerate(sig.params):
-        if not p.leading or i not in shapes:
-            continue
-        dim = extent_dim(p.leading)
-        if dim is None:
-            continue
-        extent = shapes[i][0]
-        if dim in values and values[dim] != extent:
-            raise ArgumentError(f"argument '{p.name}' has {extent} rows but '{where[dim]}' has "
-                                f"{values[dim]}: both are {dim}")
-        values.setdefault(dim, extent)
-        where.setdefault(dim, p.name)
-    for i, p in enumerate(sig.params):
-        if p.leading and i in shapes and extent_dim(p.leading) is None:
-            expected = evaluate_extent(p.leading, values)
-            if shapes[i][0] != expected:
-                raise ArgumentError(f"argument '{p.name}' must have {expected} rows "
-                                    f"({leading_text(p.leading)} with "
-                                    f"{', '.join(f'{k}={v}' for k, v in values.items())}), got "
-                                    f"{shapes[i][0]}")
-    return values
+    return dims_plan(sig).values(shapes)
 
 
 def launch_grid(sig, values: dict[str, int]) -> tuple[int, int, int] | None:
     """The grid for run-time dims `values` (None: the static one)."""
-    if not any(sig.grid_exprs):
-        return None
-    from tilemlir.ir.kernel_abi import evaluate_extent
-    grid = tuple(evaluate_extent(e, values) if e else g for e, g in zip(sig.grid_exprs, sig.grid))
-    if any(g < 1 for g in grid):
-        raise ArgumentError(f"{sig.name}: its grid {list(grid)} for "
-                            f"{', '.join(f'{k}={v}' for k, v in values.items())} is empty")
-    return grid
+    return dims_plan(sig).grid(values)
+
+
+class DimsPlan:
+    """How a signature's run-time dims are read off its arguments and what they make of its
+    derived extents and grid: built once per signature, so that a launch only looks values up
+    (the launcher runs it at every call)."""
+
+    def __init__(self, sig):
+        from tilemlir.ir.kernel_abi import extent_dim, extent_function
+        self.name, self.static_grid = sig.name, sig.grid
+        self.bare, self.derived = [], []      # (index, name, dim) / (index, name, f, text)
+        for i, p in enumerate(sig.params):
+            if not p.leading:
+                continue
+            dim = extent_dim(p.leading)
+            if dim is None:
+                self.derived.append((i, p.name, extent_function(p.leading), p.leading))
+            else:
+                self.bare.append((i, p.name, dim))
+        self.grid_fns = None
+        if any(sig.grid_exprs):
+            self.grid_fns = tuple(extent_function(e) if e else (lambda _, g=g: g)
+                                  for e, g in zip(sig.grid_exprs, sig.grid))
+
+    def values(self, shapes: dict[int, tuple]) -> dict[str, int]:
+        values: dict[str, int] = {}
+        where: dict[str, str] = {}
+        for i, name, dim in self.bare:
+            if i not in shapes:
+                continue
+            extent = shapes[i][0]
+            if dim in values:
+                if values[dim] != extent:
+                    raise ArgumentError(f"argument '{name}' has {extent} rows but "
+                                        f"'{where[dim]}' has {values[dim]}: both are {dim}")
+            else:
+                values[dim], where[dim] = extent, name
+        for i, name, f, text in self.derived:
+            if i in shapes and shapes[i][0] != f(values):
+                raise ArgumentError(f"argument '{name}' must have {f(values)} rows "
+                                    f"({leading_text(text)} with "
+                                    f"{', '.join(f'{k}={v}' for k, v in values.items())}), got "
+                                    f"{shapes[i][0]}")
+        return values
+
+    def grid(self, values: dict[str, int]) -> tuple[int, int, int] | None:
+        if self.grid_fns is None:
+            return None
+        grid = tuple(f(values) for f in self.grid_fns)
+        if grid[0] < 1 or grid[1] < 1 or grid[2] < 1:
+            raise ArgumentError(f"{self.name}: its grid {list(grid)} for "
+                                f"{', '.join(f'{k}={v}' for k, v in values.items())} is empty")
+        return grid
+
+
+_DIMS_PLANS: dict = {}
+
+
+def dims_plan(sig) -> DimsPlan:
+    """`sig`'s DimsPlan (kept per signature object: a signature is never changed)."""
+    plan = _DIMS_PLANS.get(id(sig))
+    if plan is None or plan[0] is not sig:
+        if len(_DIMS_PLANS) > 4096:
+            _DIMS_PLANS.clear()
+        plan = _DIMS_PLANS[id(sig)] = (sig, DimsPlan(sig))
+    return plan[1]
 
 
 def check_host_array(p: Param, value) -> np.ndarray:

@@ -91,7 +91,7 @@ class Kernel:
         self.signature = sig
         self._functions: dict = {}       # device -> the kernel loaded there
         self._launchers: dict = {}       # (device, grid) -> launch(stream, params, None, n)
-        self._maps: dict = {}            # (record, address) -> encoded tensor map
+        self._maps: dict = {}            # (record index, address, rows) -> tensor map
         self._local = threading.local()  # per thread: the argument block reused call after call
         self._torch_args = None          # what torch tensors the fast path accepts, or False
 
@@ -224,10 +224,11 @@ class Kernel:
         (`shapes`: parameter index -> shape); returns the launch grid they give (None: the
         static one)."""
         sig = self.signature
-        values = argcheck.run_time_dims(sig, shapes)
+        plan = argcheck.dims_plan(sig)
+        values = plan.values(shapes)
         for slot, name in zip(block.dims, sig.dims):
             slot.value = values[name]
-        return argcheck.launch_grid(sig, values)
+        return plan.grid(values)
 
     def _block(self) -> "_ArgumentBlock":
         block = getattr(self._local, "block", None)
@@ -311,7 +312,8 @@ class Kernel:
         for j, record in enumerate(sig.tensor_maps):
             address = block.slots[record.param].value
             rows = block.leading.get(record.param) if block.leading else None
-            tmap = self._maps.get((record, address, rows))
+            key = (j, address, rows)             # (j: the record; hashing it costs a call)
+            tmap = self._maps.get(key)
             if tmap is None:
                 if len(self._maps) > 64:         # tensors come and go: keep the cache small
                     self._maps.clear()
@@ -319,7 +321,7 @@ class Kernel:
                 shape = p.shape if rows is None else (rows,) + tuple(p.shape[1:])
                 tmap = rt.encode_tensor_map(address, p.dtype, shape, record.box,
                                             record.swizzle)
-                self._maps[(record, address, rows)] = tmap
+                self._maps[key] = tmap
             block.maps[j] = tmap                 # alive until the launch has read it
             block.pointers[base + j] = tmap.address
         launch = self._launchers.get((device, grid))
