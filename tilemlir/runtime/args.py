@@ -275,7 +275,7 @@ class DimsPlan:
 
     def __init__(self, sig):
         from tilemlir.ir.kernel_abi import extent_dim, extent_function
-        self.name, self.static_grid = sig.name, sig.grid
+        self.name = sig.name
         self.bare, self.derived = [], []      # (index, name, dim) / (index, name, f, text)
         for i, p in enumerate(sig.params):
             if not p.leading:
