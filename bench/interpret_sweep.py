@@ -60,7 +60,7 @@ def cases(count: int, seed: int) -> list[tuple[int, int, int, str, int]]:
 def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     """gemm: (ours, numpy's, configuration) of one case, both float32 arrays."""
     from tilemlir.ir.kernel_abi import evaluate_extent
-    from tilemlir.kernels.gemm import Gemm, choose_config
+    from tilemlir.kernels.gemm import Gemm, choose_config, padded_k
     config = dict(choose_config(M, N, K, dtype, target="sm_90a"))
     config["SMS"] = SMS if config["KERNEL"] != "hgemm_v7" else 2 * SMS      # v7: pairs
     kernel = Gemm(M, N, K, dtype, config, target="sm_90a").factory_kernel
@@ -68,13 +68,16 @@ def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     encode, widen = _bits(dtype)
     A, B = encode(rng.standard_normal((M, K))), encode(rng.standard_normal((N, K)))
     D = encode(np.full((M, N), np.nan))
+    # PAD_K: the kernel takes A and B in rows padded with zeros, as the front door copies them
+    a, b = (np.pad(t, ((0, 0), (0, padded_k(K) - K))) if config.get("PAD_K") else t
+            for t in (A, B))
     extra = []
     if config.get("SPLIT_K", 1) > 1:          # the workspace and counters, as the door sizes them
         for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
             shape = (evaluate_extent(p.leading, {"M": M}), *p.shape[1:]) if p.leading \
                 else p.shape
             extra.append(np.zeros(shape, np.float32 if p.dtype == "f32" else np.int32))
-    tilemlir.interpret(kernel, A, B, D, *extra)
+    tilemlir.interpret(kernel, a, b, D, *extra)
     return widen(D), widen(A) @ widen(B).T, config
 
 
