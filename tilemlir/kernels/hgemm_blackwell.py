@@ -98,6 +98,35 @@ def _drain(empty, first, STAGES: int):
         T.ptx.mbarrier.try_wait(empty.ptr_to([it % STAGES]), (it // STAGES + 1) % 2)
 
 
+def _epilogue_registers(EPI_N: int, dtype: str):
+    """(acc, out, acc_wg): an epilogue thread's EPI_N fp32 accumulator columns, the same cast
+    to the output type, and acc seen by the warpgroup (thread t of the warpgroup: TMEM lane t,
+    the tile's row t)."""
+    acc = T.alloc_local((EPI_N,), "float32")
+    out = T.alloc_local((EPI_N,), dtype)
+    acc_wg = acc.view(128, EPI_N, layout=TileLayout(S[(128, EPI_N):(1 @ tid_in_wg, 1)]))
+    return acc, out, acc_wg
+
+
+def _store_tile(tmem, registers, D, m_thr, n0, BN: int, EPI_N: int):
+    """The epilogue warpgroup's store of a tile from `tmem`: EPI_N columns at a time into
+    registers (_epilogue_registers), cast, into D's row m_thr from column n0."""
+    acc, out, acc_wg = registers
+    for c0 in T.unroll(0, BN, EPI_N):
+        Tx.wg.copy_async(acc_wg[:, :], tmem[:, c0:c0 + EPI_N])
+        T.ptx.tcgen05.wait.ld()
+        Tx.cast(out[:], acc[:])
+        Tx.copy(D[m_thr, n0 + c0:n0 + c0 + EPI_N], out[:])
+
+
+def _release_tmem(tmem_addr, tmem_cols: int, cta_group: int):
+    """The allocating warp gives its tensor memory back (once every tcgen05 op of the CTA is
+    ordered before the sync the caller made)."""
+    T.ptx.tcgen05.fence_after_thread_sync()
+    T.ptx.tcgen05.relinquish_alloc_permit(cta_group=cta_group)
+    T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=cta_group)
+
+
 def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8, EPI_N=64):
     """TMA loads into a STAGES-deep ring, MMAs issued by the same elected thread, stages freed
     by tcgen05.commit to an `empty` barrier each."""
@@ -175,22 +204,13 @@ def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         # --- epilogue: the warpgroup reads TMEM EPI_N columns at a time ---
         T.ptx.mbarrier.try_wait(acc_full.ptr_to([0]), 0)
         T.ptx.tcgen05.fence_after_thread_sync()
-        acc = T.alloc_local((EPI_N,), "float32")
-        out = T.alloc_local((EPI_N,), dtype)
-        acc_wg = acc.view(128, EPI_N, layout=TileLayout(S[(128, EPI_N):(1 @ tid_in_wg, 1)]))
-        m_thr = T.meta_var(m0 + warp * 32 + lane)
-        for c0 in T.unroll(0, BN, EPI_N):
-            Tx.wg.copy_async(acc_wg[:, :], tmem[:, c0:c0 + EPI_N])
-            T.ptx.tcgen05.wait.ld()
-            Tx.cast(out[:], acc[:])
-            Tx.copy(D[m_thr, n0 + c0:n0 + c0 + EPI_N], out[:])
+        _store_tile(tmem, _epilogue_registers(EPI_N, dtype), D, m0 + warp * 32 + lane, n0, BN,
+                    EPI_N)
 
         T.ptx.tcgen05.fence_before_thread_sync()
         T.cuda.cta_sync()
         if warp == 0:
-            T.ptx.tcgen05.fence_after_thread_sync()
-            T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
-            T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=1)
+            _release_tmem(tmem_addr, tmem_cols, 1)
 
     return hgemm_v4
 
@@ -269,23 +289,14 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             # --- epilogue warpgroup: warp w reads TMEM lanes (rows) 32w .. 32w + 31 ---
             T.ptx.mbarrier.try_wait(acc_full.ptr_to([0]), 0)
             T.ptx.tcgen05.fence_after_thread_sync()
-            acc = T.alloc_local((EPI_N,), "float32")
-            out = T.alloc_local((EPI_N,), dtype)
-            acc_wg = acc.view(128, EPI_N, layout=TileLayout(S[(128, EPI_N):(1 @ tid_in_wg, 1)]))
-            m_thr = T.meta_var(m0 + warp * 32 + lane)
-            for c0 in T.unroll(0, BN, EPI_N):
-                Tx.wg.copy_async(acc_wg[:, :], tmem[:, c0:c0 + EPI_N])
-                T.ptx.tcgen05.wait.ld()
-                Tx.cast(out[:], acc[:])
-                Tx.copy(D[m_thr, n0 + c0:n0 + c0 + EPI_N], out[:])
+            _store_tile(tmem, _epilogue_registers(EPI_N, dtype), D, m0 + warp * 32 + lane, n0,
+                        BN, EPI_N)
 
         T.ptx.tcgen05.fence_before_thread_sync()
         T.cuda.cta_sync()
         if wg == 0:
             if warp == 0:
-                T.ptx.tcgen05.fence_after_thread_sync()
-                T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
-                T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=1)
+                _release_tmem(tmem_addr, tmem_cols, 1)
 
     return hgemm_v5
 
@@ -383,22 +394,14 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                         i += 1
         else:
             # --- epilogue warpgroup: tile i out of accumulator i % 2 ---
-            acc = T.alloc_local((EPI_N,), "float32")
-            out = T.alloc_local((EPI_N,), dtype)
-            acc_wg = acc.view(128, EPI_N, layout=TileLayout(S[(128, EPI_N):(1 @ tid_in_wg, 1)]))
+            registers = _epilogue_registers(EPI_N, dtype)
             i: T.int32 = 0
             for t in T.serial(pid, tiles, ctas):
                 m0, n0 = _tile_origin(t, tiles_m, tiles_n, group_m, BM, BN)
                 b = i % 2
                 T.ptx.mbarrier.try_wait(acc_full.ptr_to([b]), (i // 2) % 2)
                 T.ptx.tcgen05.fence_after_thread_sync()
-                m_thr = T.meta_var(m0 + warp * 32 + lane)
-                tmem = accumulator(b)
-                for c0 in T.unroll(0, BN, EPI_N):
-                    Tx.wg.copy_async(acc_wg[:, :], tmem[:, c0:c0 + EPI_N])
-                    T.ptx.tcgen05.wait.ld()
-                    Tx.cast(out[:], acc[:])
-                    Tx.copy(D[m_thr, n0 + c0:n0 + c0 + EPI_N], out[:])
+                _store_tile(accumulator(b), registers, D, m0 + warp * 32 + lane, n0, BN, EPI_N)
                 # This thread's tcgen05.ld are done: hand the accumulator back to the MMA warp.
                 T.ptx.tcgen05.fence_before_thread_sync()
                 T.ptx.mbarrier.arrive(acc_empty.ptr_to([b]))
@@ -408,9 +411,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         T.cuda.cta_sync()
         if wg == 0:
             if warp == 0:
-                T.ptx.tcgen05.fence_after_thread_sync()
-                T.ptx.tcgen05.relinquish_alloc_permit(cta_group=1)
-                T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=1)
+                _release_tmem(tmem_addr, tmem_cols, 1)
 
     return hgemm_v6
 
@@ -512,22 +513,13 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             # --- epilogue warpgroup of each CTA: its BM rows, from its own tensor memory ---
             T.ptx.mbarrier.try_wait(acc_full.ptr_to([0]), 0)
             T.ptx.tcgen05.fence_after_thread_sync()
-            acc = T.alloc_local((EPI_N,), "float32")
-            out = T.alloc_local((EPI_N,), dtype)
-            acc_wg = acc.view(128, EPI_N, layout=TileLayout(S[(128, EPI_N):(1 @ tid_in_wg, 1)]))
-            m_thr = T.meta_var(m0 + warp * 32 + lane)
-            for c0 in T.unroll(0, BN, EPI_N):
-                Tx.wg.copy_async(acc_wg[:, :], tmem[:, c0:c0 + EPI_N])
-                T.ptx.tcgen05.wait.ld()
-                Tx.cast(out[:], acc[:])
-                Tx.copy(D[m_thr, n0 + c0:n0 + c0 + EPI_N], out[:])
+            _store_tile(tmem, _epilogue_registers(EPI_N, dtype), D, m0 + warp * 32 + lane, n0,
+                        BN, EPI_N)
 
         T.ptx.tcgen05.fence_before_thread_sync()
         T.cuda.cluster_sync()           # neither CTA frees or exits while the pair still works
         if wg == 0:
             if warp == 0:
-                T.ptx.tcgen05.fence_after_thread_sync()
-                T.ptx.tcgen05.relinquish_alloc_permit(cta_group=2)
-                T.ptx.tcgen05.dealloc(tmem_addr[0], n_cols=tmem_cols, cta_group=2)
+                _release_tmem(tmem_addr, tmem_cols, 2)
 
     return hgemm_v7
