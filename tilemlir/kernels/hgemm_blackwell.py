@@ -98,6 +98,52 @@ def _drain(empty, first, STAGES: int):
         T.ptx.mbarrier.try_wait(empty.ptr_to([it % STAGES]), (it // STAGES + 1) % 2)
 
 
+def _stage_ring(pool, STAGES: int, accumulators: int, BM: int, B_ROWS: int, BK: int, dtype: str,
+                a_layout, b_layout):
+    """The shared memory of a kernel: the TMEM address, the ring's `full` (TMA bytes landed)
+    and `empty` (the MMAs reading the stage are done) barriers, `acc_full` per accumulator
+    (every MMA of its tile is done) and, with two accumulators, `acc_empty` (the epilogue has
+    read it out), then from 1024 bytes the STAGES stages of A (BM rows) and B (B_ROWS rows).
+    Returns (tmem_addr, full, empty, acc_full, acc_empty or None, As, Bs)."""
+    tmem_addr = pool.alloc((1,), "uint32")
+    full = pool.alloc((STAGES,), "uint64", align=8)
+    empty = pool.alloc((STAGES,), "uint64", align=8)
+    acc_full = pool.alloc((accumulators,), "uint64", align=8)
+    acc_empty = pool.alloc((accumulators,), "uint64", align=8) if accumulators > 1 else None
+    pool.move_base_to(1024)
+    As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
+    Bs = pool.alloc((STAGES * B_ROWS, BK), dtype, layout=b_layout)
+    pool.commit()
+    return tmem_addr, full, empty, acc_full, acc_empty, As, Bs
+
+
+@T.macro
+def _init_ring(lane, full, empty, acc_full, acc_empty, STAGES: int, tmem_addr, tmem_cols: int,
+               cta_group: int):
+    """The allocating warp: lane 0 initialises the barriers (one arrival each; acc_empty one
+    per epilogue thread), the warp allocates tensor memory (with cta_group 2, together with
+    the peer CTA's warp)."""
+    if lane == 0:
+        for s in T.unroll(STAGES):
+            T.ptx.mbarrier.init(full.ptr_to([s]), 1)
+            T.ptx.mbarrier.init(empty.ptr_to([s]), 1)
+        if acc_empty is None:
+            T.ptx.mbarrier.init(acc_full.ptr_to([0]), 1)
+        else:
+            for b in T.unroll(2):
+                T.ptx.mbarrier.init(acc_full.ptr_to([b]), 1)
+                T.ptx.mbarrier.init(acc_empty.ptr_to([b]), 128)
+    T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=tmem_cols, cta_group=cta_group)
+    T.ptx.tcgen05.fence_before_thread_sync()
+
+
+def _tmem_buffer(address, columns: int):
+    """`columns` fp32 columns of tensor memory from `address` (lane << 16 | column), one lane
+    per tile row."""
+    return T.decl_buffer((128, columns), "float32", scope="tmem", allocated_addr=address,
+                         layout=TileLayout(S[(128, columns):(1 @ TLane, 1 @ TCol)]))
+
+
 def _epilogue_registers(EPI_N: int, dtype: str):
     """(acc, out, acc_wg): an epilogue thread's EPI_N fp32 accumulator columns, the same cast
     to the output type, and acc seen by the warpgroup (thread t of the warpgroup: TMEM lane t,
@@ -147,31 +193,14 @@ def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         lane = T.lane_id([32])
         m0, n0 = _tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
 
-        pool = T.SMEMPool()
-        tmem_addr = pool.alloc((1,), "uint32")
-        full = pool.alloc((STAGES,), "uint64", align=8)      # TMA bytes landed
-        empty = pool.alloc((STAGES,), "uint64", align=8)     # the MMAs reading it are done
-        acc_full = pool.alloc((1,), "uint64", align=8)       # every MMA of the tile is done
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        pool.commit()
-
+        tmem_addr, full, empty, acc_full, _, As, Bs = _stage_ring(
+            T.SMEMPool(), STAGES, 1, BM, BN, BK, dtype, a_layout, b_layout)
         if warp == 0:
-            if lane == 0:
-                for s in T.unroll(STAGES):
-                    T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                    T.ptx.mbarrier.init(empty.ptr_to([s]), 1)
-                T.ptx.mbarrier.init(acc_full.ptr_to([0]), 1)
-            T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=tmem_cols, cta_group=1)
-            T.ptx.tcgen05.fence_before_thread_sync()
+            _init_ring(lane, full, empty, acc_full, None, STAGES, tmem_addr, tmem_cols, 1)
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
         T.ptx.tcgen05.fence_after_thread_sync()
-
-        tmem = T.decl_buffer((128, tmem_cols), "float32", scope="tmem",
-                             allocated_addr=tmem_addr[0],
-                             layout=TileLayout(S[(128, tmem_cols):(1 @ TLane, 1 @ TCol)]))
+        tmem = _tmem_buffer(tmem_addr[0], tmem_cols)
 
         def load(kt):
             s = kt % STAGES
@@ -235,32 +264,15 @@ def hgemm_v5(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         lane = T.lane_id([32])
         m0, n0 = _tile_origin(pid, tiles_m, tiles_n, group_m, BM, BN)
 
-        pool = T.SMEMPool()
-        tmem_addr = pool.alloc((1,), "uint32")
-        full = pool.alloc((STAGES,), "uint64", align=8)
-        empty = pool.alloc((STAGES,), "uint64", align=8)
-        acc_full = pool.alloc((1,), "uint64", align=8)
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        pool.commit()
-
+        tmem_addr, full, empty, acc_full, _, As, Bs = _stage_ring(
+            T.SMEMPool(), STAGES, 1, BM, BN, BK, dtype, a_layout, b_layout)
         if wg == 0:
             if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), 1)
-                    T.ptx.mbarrier.init(acc_full.ptr_to([0]), 1)
-                T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=tmem_cols, cta_group=1)
-                T.ptx.tcgen05.fence_before_thread_sync()
+                _init_ring(lane, full, empty, acc_full, None, STAGES, tmem_addr, tmem_cols, 1)
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
         T.ptx.tcgen05.fence_after_thread_sync()
-
-        tmem = T.decl_buffer((128, tmem_cols), "float32", scope="tmem",
-                             allocated_addr=tmem_addr[0],
-                             layout=TileLayout(S[(128, tmem_cols):(1 @ TLane, 1 @ TCol)]))
+        tmem = _tmem_buffer(tmem_addr[0], tmem_cols)
 
         if wg == 0:
             if warp == 0:
@@ -323,38 +335,19 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         warp = T.warp_id_in_wg([4])
         lane = T.lane_id([32])
 
-        pool = T.SMEMPool()
-        tmem_addr = pool.alloc((1,), "uint32")
-        full = pool.alloc((STAGES,), "uint64", align=8)
-        empty = pool.alloc((STAGES,), "uint64", align=8)
-        acc_full = pool.alloc((2,), "uint64", align=8)      # accumulator b holds a whole tile
-        acc_empty = pool.alloc((2,), "uint64", align=8)     # the epilogue has read it out
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * BN, BK), dtype, layout=b_layout)
-        pool.commit()
-
+        tmem_addr, full, empty, acc_full, acc_empty, As, Bs = _stage_ring(
+            T.SMEMPool(), STAGES, 2, BM, BN, BK, dtype, a_layout, b_layout)
         if wg == 0:
             if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), 1)
-                    for b in T.unroll(2):
-                        T.ptx.mbarrier.init(acc_full.ptr_to([b]), 1)
-                        T.ptx.mbarrier.init(acc_empty.ptr_to([b]), 128)   # every epilogue thread
-                T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=tmem_cols, cta_group=1)
-                T.ptx.tcgen05.fence_before_thread_sync()
+                _init_ring(lane, full, empty, acc_full, acc_empty, STAGES, tmem_addr, tmem_cols,
+                           1)
         T.ptx.fence.mbarrier_init()
         T.cuda.cta_sync()
         T.ptx.tcgen05.fence_after_thread_sync()
 
         def accumulator(b):
-            """Accumulator b: BN columns from column b * BN of the allocation (a TMEM address
-            is lane << 16 | column)."""
-            return T.decl_buffer((128, BN), "float32", scope="tmem",
-                                 allocated_addr=tmem_addr[0] + b * BN,
-                                 layout=TileLayout(S[(128, BN):(1 @ TLane, 1 @ TCol)]))
+            """Accumulator b: BN columns from column b * BN of the allocation."""
+            return _tmem_buffer(tmem_addr[0] + b * BN, BN)
 
         if wg == 0:
             if warp == 0:
@@ -451,33 +444,16 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         m0 = m_pair + rank % 2 * BM                     # this CTA's rows of A and D
         nb = n0 + rank % 2 * HALF_N                     # this CTA's rows of B
 
-        pool = T.SMEMPool()
-        tmem_addr = pool.alloc((1,), "uint32")
-        full = pool.alloc((STAGES,), "uint64", align=8)      # the even CTA's counts both loads
-        empty = pool.alloc((STAGES,), "uint64", align=8)
-        acc_full = pool.alloc((1,), "uint64", align=8)
-        pool.move_base_to(1024)
-        As = pool.alloc((STAGES * BM, BK), dtype, layout=a_layout)
-        Bs = pool.alloc((STAGES * HALF_N, BK), dtype, layout=b_layout)
-        pool.commit()
-
+        # (the even CTA's `full` barriers count both CTAs' loads)
+        tmem_addr, full, empty, acc_full, _, As, Bs = _stage_ring(
+            T.SMEMPool(), STAGES, 1, BM, HALF_N, BK, dtype, a_layout, b_layout)
         if wg == 0:
-            if warp == 0:
-                if lane == 0:
-                    for s in T.unroll(STAGES):
-                        T.ptx.mbarrier.init(full.ptr_to([s]), 1)
-                        T.ptx.mbarrier.init(empty.ptr_to([s]), 1)
-                    T.ptx.mbarrier.init(acc_full.ptr_to([0]), 1)
-                # one warp of each CTA of the pair allocates, together
-                T.ptx.tcgen05.alloc(T.address_of(tmem_addr), n_cols=tmem_cols, cta_group=2)
-                T.ptx.tcgen05.fence_before_thread_sync()
+            if warp == 0:       # one warp of each CTA of the pair allocates, together
+                _init_ring(lane, full, empty, acc_full, None, STAGES, tmem_addr, tmem_cols, 2)
         T.ptx.fence.mbarrier_init()
         T.cuda.cluster_sync()           # the peer's barriers exist before anyone signals them
         T.ptx.tcgen05.fence_after_thread_sync()
-
-        tmem = T.decl_buffer((128, tmem_cols), "float32", scope="tmem",
-                             allocated_addr=tmem_addr[0],
-                             layout=TileLayout(S[(128, tmem_cols):(1 @ TLane, 1 @ TCol)]))
+        tmem = _tmem_buffer(tmem_addr[0], tmem_cols)
 
         if wg == 0:
             if warp == 0:
