@@ -43,7 +43,8 @@ def test_an_extent_expression_is_checked_against_the_dims():
 
 def test_extents_are_parsed_once_and_evaluate_every_operation():
     # The launcher evaluates the extents at every call: each is built into a function once
-    # (per extent text, per signature), which must agree with apply_dim_op on every operation.
+    # (per extent text; a kernel keeps the plan of its signature), which must agree with
+    # apply_dim_op on every operation.
     import itertools
     import json
 
@@ -57,9 +58,16 @@ def test_extents_are_parsed_once_and_evaluate_every_operation():
     for bad in ('["pow", ["dim", "M"], 2]', '["dim"]', '"M"', "true", '[1, 2, 3, 4]'):
         with pytest.raises(ValueError):
             extent_function(bad)
-    sig = tilemlir.compile(stats(), target="sm_90a", cache=False).signature
-    assert argcheck.dims_plan(sig) is argcheck.dims_plan(sig)
+    kernel = tilemlir.compile(stats(), target="sm_90a", cache=False)
+    sig = kernel.signature
     assert argcheck.run_time_dims(sig, {0: (5, 64), 1: (10, 1)}) == {"M": 5}
+    # a kernel builds its plan at the first launch and keeps it
+    block = kernel._block()
+    kernel._set_dims(block, {0: (5, 64), 1: (10, 1)})
+    plan = kernel._dims_plan
+    assert plan is not None
+    kernel._set_dims(block, {0: (7, 64), 1: (14, 1)})
+    assert kernel._dims_plan is plan
 
 
 @pytest.mark.parametrize("rows", [1, 4, 37, 100])

@@ -72,14 +72,12 @@ def dynamic_extent(row_elements: int) -> int:
 
 
 # ------------------------------------------------------------------------------ run-time dims
-DIM_OPS = ("add", "sub", "mul", "floordiv", "mod", "cdiv", "min", "max")
-
-
 _DIM_OP_FNS = {
     "add": lambda a, b: a + b, "sub": lambda a, b: a - b, "mul": lambda a, b: a * b,
     "floordiv": lambda a, b: a // b, "mod": lambda a, b: a % b,
     "cdiv": lambda a, b: -(-a // b), "min": min, "max": max,
 }
+DIM_OPS = tuple(_DIM_OP_FNS)
 
 
 def apply_dim_op(op: str, a: int, b: int) -> int:

@@ -260,18 +260,18 @@ def run_time_dims(sig, shapes: dict[int, tuple]) -> dict[str, int]:
     """The values of `sig`'s run-time dims, read off the leading extents of the buffers they
     size (`shapes`: parameter index -> the argument's shape); the buffers whose leading extent
     is an expression of them must agree. ArgumentError names the arguments that disagree."""
-    return dims_plan(sig).values(shapes)
+    return DimsPlan(sig).values(shapes)
 
 
 def launch_grid(sig, values: dict[str, int]) -> tuple[int, int, int] | None:
     """The grid for run-time dims `values` (None: the static one)."""
-    return dims_plan(sig).grid(values)
+    return DimsPlan(sig).grid(values)
 
 
 class DimsPlan:
     """How a signature's run-time dims are read off its arguments and what they make of its
-    derived extents and grid: built once per signature, so that a launch only looks values up
-    (the launcher runs it at every call)."""
+    derived extents and grid, each extent built into a function once: a kernel keeps its plan,
+    so that a launch only looks values up (Kernel._set_dims, at every call)."""
 
     def __init__(self, sig):
         from tilemlir.ir.kernel_abi import extent_dim, extent_function
@@ -319,19 +319,6 @@ class DimsPlan:
             raise ArgumentError(f"{self.name}: its grid {list(grid)} for "
                                 f"{', '.join(f'{k}={v}' for k, v in values.items())} is empty")
         return grid
-
-
-_DIMS_PLANS: dict = {}
-
-
-def dims_plan(sig) -> DimsPlan:
-    """`sig`'s DimsPlan (kept per signature object: a signature is never changed)."""
-    plan = _DIMS_PLANS.get(id(sig))
-    if plan is None or plan[0] is not sig:
-        if len(_DIMS_PLANS) > 4096:
-            _DIMS_PLANS.clear()
-        plan = _DIMS_PLANS[id(sig)] = (sig, DimsPlan(sig))
-    return plan[1]
 
 
 def check_host_array(p: Param, value) -> np.ndarray:

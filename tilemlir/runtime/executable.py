@@ -94,6 +94,7 @@ class Kernel:
         self._maps: dict = {}            # (record index, address, rows) -> tensor map
         self._local = threading.local()  # per thread: the argument block reused call after call
         self._torch_args = None          # what torch tensors the fast path accepts, or False
+        self._dims_plan = None           # argcheck.DimsPlan of the run-time dims (first launch)
 
     @property
     def name(self) -> str:
@@ -224,7 +225,9 @@ class Kernel:
         (`shapes`: parameter index -> shape); returns the launch grid they give (None: the
         static one)."""
         sig = self.signature
-        plan = argcheck.dims_plan(sig)
+        plan = self._dims_plan
+        if plan is None:
+            plan = self._dims_plan = argcheck.DimsPlan(sig)
         values = plan.values(shapes)
         for slot, name in zip(block.dims, sig.dims):
             slot.value = values[name]
