@@ -2,7 +2,7 @@
 take every path of tilemlir/kernels/norms.py with ragged tails (rows sharing a warp, a warp
 per row, several warps, long rows through shared memory, staged or read twice), compared with
 torch in float32: small enough for compute-sanitizer (memcheck, racecheck, synccheck). The
-dtypes alternate by case; the last cases split each row over a cluster (42 kernels to
+dtypes alternate by case; the last cases split each row over a cluster (48 kernels to
 compile).
 
     python bench/smoke_norms.py
@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT)]
 from tilemlir.kernels import norms  # noqa: E402
 
-CASES = [(37, 3), (130, 31), (9, 100), (5, 257), (6, 1000), (3, 4097), (2, 16385),
-         (2, 50257), (2, 131073)]                  # (M, N): 131073 reads 5 of 17 tiles twice
+CASES = [(37, 3), (130, 31), (9, 100), (5, 257), (6, 1000), (3, 4097), (3, 4100), (2, 16385),
+         (2, 50257), (3, 50258), (2, 131073)]      # (M, N): 131073 reads 5 of 17 tiles twice
+# (N not a multiple of 8 from 4097 on: rows held shifted, from the 16-byte boundary below)
 # (M, N, CTAs per row): rows split over clusters, the last part shorter than the others
 CLUSTER_CASES = [(3, 8200, 2), (2, 32000, 4), (2, 128256, 8), (2, 151936, 16), (3, 50257, 4)]
 EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5}

@@ -22,8 +22,8 @@ from tilemlir.dsl.dims import minimum as min  # noqa: A001 (T.min)
 from tilemlir.dsl.intrinsics import (Buffer, ScalarType, SMEMPool, address_of, alloc_buffer,
                                      alloc_local, bfloat16, boolean, cluster_shape, cta_id,
                                      decl_buffer, float16, float32, int32, int64, lane_id,
-                                     meta_var, serial, thread_id, uint32, uint64, unroll, warp_id,
-                                     warp_id_in_wg, warpgroup_id)
+                                     meta_var, min_ctas_per_sm, serial, thread_id, uint32,
+                                     uint64, unroll, warp_id, warp_id_in_wg, warpgroup_id)
 from tilemlir.dsl.interpreter import Macro, macro
 from tilemlir.dsl.kernel import KernelFunction
 from tilemlir.dsl.primitives import cuda, ptx, tile
@@ -88,7 +88,8 @@ __all__ = [
     "alloc_buffer", "alloc_local", "bfloat16",
     "boolean", "ceildiv", "cluster_shape", "cta_id", "cuda", "decl_buffer", "dtype_bits", "dynamic", "float16", "float32", "int32",
     "int64",
-    "lane_id", "laneid", "Macro", "macro", "max", "meta_var", "min", "mma_shared_layout", "plot_layout",
+    "lane_id", "laneid", "Macro", "macro", "max", "meta_var", "min", "min_ctas_per_sm",
+    "mma_shared_layout", "plot_layout",
     "prim_func", "print", "ptx",
     "SwizzleMode", "serial", "tcgen05_accumulator_layout", "thread_id", "tid_in_wg", "tile", "uint32",
     "uint64", "unroll", "warp_id", "warp_id_in_wg", "warpgroup_id", "warpid", "wgid",

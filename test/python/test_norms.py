@@ -269,12 +269,17 @@ def _count(text: str, mnemonic: str) -> int:
 
 
 def test_access_widths_follow_the_rows_alignment():
-    """16-byte accesses where N is a multiple of 8, 8 bytes for 4 x 25, 2 for odd N: each row
-    starts on an access, and the masked copies narrow to what the value analysis proves."""
+    """16-byte accesses where N is a multiple of 8, 8 bytes for 4 x 25, 2 for odd N where rows
+    share a CTA: each row starts on an access, and the masked copies narrow to what the value
+    analysis proves. A row of a CTA of its own is shifted instead: 16-byte accesses split
+    at the row's ends."""
     text = _ptx("softmax", 1000)                # 4 accesses a thread, the 4th past 1000 tested
     assert _count(text, "ld.global.v4.b32") == 4 and _count(text, "st.global.v4.b32") == 4
     text = _ptx("softmax", 100)
     assert _count(text, "ld.global.v2.b32") == 1 and _count(text, "st.global.v2.b32") == 1
+    text = _ptx("softmax", 4097)                # shifted: 3 accesses a thread of 16 bytes,
+    assert _count(text, "ld.global.v4.b32") == 3 and _count(text, "st.global.v4.b32") == 3
+    assert _count(text, "st.global.b16") <= 2 * 8   # element by element at the row's ends
     text = _ptx("layer_norm", 257)              # the row, the weight and the bias
     assert _count(text, "ld.global.b16") == 3 * 9 and _count(text, "st.global.b16") == 9
     assert "bar.sync" not in text               # a row within a warp: shuffles only
@@ -287,12 +292,17 @@ def test_long_rows_are_staged_by_cp_async():
     waits = re.findall(r"cp\.async\.wait_group\s+(\d+);", text)
     assert waits == ["3", "2", "1", "0"]        # each tile as soon as it has landed
     assert "ld.global" not in text.split("cp.async.wait_group")[-1].split("st.global")[0]
-    # rows of 2-byte alignment: the 16-byte aligned span around the row, 7 tiles and 8 more
-    # elements, by cp.async; the last row's span would pass X's end: masked 2-byte copies
+    # rows of 2-byte alignment, shifted: 7 tiles from the 16-byte boundary below the row, by
+    # cp.async, 16 bytes a chunk (the last row's span would pass X's end: its chunks are
+    # tested, the one at X's end copies its bytes in range); read back and stored 16 bytes at
+    # a time but for the ends of the row
     text = _ptx("rms_norm", 50257)
-    assert _count(text, "cp.async.cg.shared.global") == 7 * 2 + 1
+    assert _count(text, "cp.async.cg.shared.global") == 2 * 7 * 2
     assert _count(text, "cp.async.wait_group") == 7
-    assert _count(text, "st.shared.b16") == 7 * 16 + 1
+    assert "st.shared.b16" not in text
+    assert _count(text, "st.global.v4.b32") >= 7 * 2 - 1
+    text = _ptx("layer_norm", 50257)            # 64 registers: two CTAs an SM
+    assert re.search(r"\.minnctapersm\s+2", text)
 
 
 @needs_ptxas

@@ -49,6 +49,7 @@ class KernelBuilder:
         self.extents: list = []                 # (parameter, leading extent as JSON)
         self.cluster: list[int] | None = None
         self.non_portable_cluster = False
+        self.min_ctas: int | None = None         # CTAs an SM must hold at once (registers)
         self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
         self.pool = None
         self._tid = None
@@ -87,6 +88,9 @@ class KernelBuilder:
             self.non_portable_cluster)
         with self.context:
             kernel_abi.declare(self.func.operation, declaration)
+            if self.min_ctas is not None:      # ptxas: .minnctapersm, registers capped to fit
+                self.func.attributes["nvvm.minctasm"] = ir.IntegerAttr.get(
+                    ir.IntegerType.get_signless(32), self.min_ctas)
         return self.module
 
     # ------------------------------------------------------------------ launch shape

@@ -203,6 +203,16 @@ def cluster_shape(dims, non_portable: bool = False) -> None:
     current().set_cluster(_dims(dims, "T.cluster_shape"), non_portable)
 
 
+def min_ctas_per_sm(count: int) -> None:
+    """Asks ptxas to fit `count` CTAs of the kernel on an SM at once (.minnctapersm): it caps
+    each thread's registers at what that leaves (64 for 2 CTAs of 512 threads), spilling if it
+    must. For kernels whose CTAs overlap one another's phases (one loads while another
+    computes or stores) and whose shared memory already fits `count`."""
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= 32:
+        raise KernelError(f"T.min_ctas_per_sm takes an integer from 1 to 32, got {count!r}")
+    current().min_ctas = count
+
+
 def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:
     (extent,) = _dims(dims, f"T.{level}_id")
     current().declare_threads(level, extent)

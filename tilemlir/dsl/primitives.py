@@ -47,18 +47,34 @@ def _cta_mask(mask, what: str) -> int:
 
 
 def _bounds(bounds, dst, what: str) -> list[ir.Value]:
-    """One index value per dim of `dst`'s window: the valid extent along it."""
+    """The bounds operands of a masked copy: one index value per dim of `dst`'s window, the
+    extent in range along it; then, where some dim is given as a (lower, upper) pair, one
+    lower bound per dim (0 for the dims given by their extent alone)."""
     rank = len(dst.shape)
     if not isinstance(bounds, (tuple, list)) or len(bounds) != rank:
         raise KernelError(f"{what}: bounds gives the valid extent of each of the window's "
                           f"{rank} dims, got {bounds!r}")
-    values = []
-    for d, b in enumerate(bounds):
+
+    def value(b, where: str) -> ir.Value:
         if isinstance(b, bool) or not (isinstance(b, (int, Scalar)) or hasattr(b, "__index__")):
-            raise KernelError(f"{what}: bounds[{d}] must be an int or a device integer, got "
-                              f"{b!r}")
-        values.append(as_scalar(b, emit.index()).value)
-    return values
+            raise KernelError(f"{what}: {where} must be an int or a device integer, got {b!r}")
+        return as_scalar(b, emit.index()).value
+
+    uppers, lowers = [], []
+    for d, b in enumerate(bounds):
+        if isinstance(b, (tuple, list)):
+            if len(b) != 2:
+                raise KernelError(f"{what}: bounds[{d}] is an extent or a (lower, upper) pair, "
+                                  f"got {b!r}")
+            lowers.append(value(b[0], f"bounds[{d}][0]"))
+            uppers.append(value(b[1], f"bounds[{d}][1]"))
+        else:
+            lowers.append(None)
+            uppers.append(value(b, f"bounds[{d}]"))
+    if all(lo is None for lo in lowers):
+        return uppers
+    zero = emit.const(0, emit.index())
+    return uppers + [zero if lo is None else lo for lo in lowers]
 
 
 def _fill_attr(fill, dst) -> ir.Attribute:
@@ -116,7 +132,13 @@ class Scope:
         tile):
 
             Tx.cta.copy(As, A[m:m + 128, k:k + 64], bounds=(M - m, K - k))
-            Tx.wg.copy(D[m:m + 64, n:n + 128], out, bounds=(M - m, N - n))"""
+            Tx.wg.copy(D[m:m + 64, n:n + 128], out, bounds=(M - m, N - n))
+
+        A dim's bound may be a (lower, upper) pair: indices lower <= i < upper are in range
+        (a window that starts before its data, e.g. on the 16-byte boundary below a row that
+        starts at a run-time offset, so that the accesses stay 16 bytes wide but at its ends):
+
+            Tx.cta.copy(Y[0:1, start:start + width], y, bounds=(1, (lead, lead + N)))"""
         operands = [_buffer(dst, "dst"), _buffer(src, "src")]
         if bounds is None:
             if fill is not None:

@@ -63,6 +63,9 @@ STAGE_WARPS = 16            # a CTA of long rows
 STAGE_PER_THREAD = 16       # elements a thread takes from each tile of a long row
 STAGE_BYTES = 192 * 1024    # shared memory for a long row's tiles (the rest is read twice)
 MAX_STAGE_BYTES = 200 * 1024    # what a CTA may stage (the H200's 227 KiB less the rest)
+SM_SHARED_BYTES = 228 * 1024    # shared memory of an H100 / H200 SM, for all its CTAs
+CTA_RESERVED_BYTES = 1024       # of which the driver keeps this much per CTA
+SM_THREADS = 2048
 UNROLLED_TILES = 32         # longer rows loop over their unstaged tiles
 OPS = ("softmax", "rms_norm", "layer_norm")
 DTYPES = ("float16", "bfloat16", "float32")
@@ -95,6 +98,7 @@ class RowPlan:
     chunks: int             # accesses of a thread per tile
     tiles: int = 1          # tiles of a row (1: the row is in registers)
     staged: int = 0         # tiles kept in shared memory
+    shifted: bool = False   # held from the 16-byte boundary at or below the row's start
 
     @property
     def rows(self) -> int:
@@ -182,14 +186,23 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
         raise ValueError(f"stage_warps={stage_warps!r} must be 4, 8, 16 or 32 (warps of a CTA "
                          f"of long rows)")
     vector = min(VECTOR, N & -N, max_vector)
+    # A row of a CTA of its own whose accesses would be narrower than 16 bytes is held
+    # shifted: from the VECTOR-aligned element at or below its start (its `lead` elements
+    # before it, up to VECTOR - 1 more after it, masked), so that its accesses stay 16 bytes
+    # wide but for the two ends (2-byte accesses reached 54-71% of a copy's bandwidth at
+    # N = 50257, 16-byte ones 82-95% at 50256: results/2026-12-02-session5). Not for a
+    # cluster's parts (max_vector) nor rows sharing a CTA (each would have its own shift).
+    shift = VECTOR - 1 if vector * _elem_bytes(dtype) < 16 and max_vector >= VECTOR else 0
     accesses = -(-N // vector)
     if N > REGISTER_ROW_MAX:
+        vector = VECTOR if shift else vector
         per = STAGE_PER_THREAD if per_thread is None else per_thread
+
         chunks = max(1, per // vector)
         width = chunks * stage_warps * 32 * vector
-        tiles = -(-N // width)
+        tiles = -(-(N + shift) // width)
         staged = min(tiles, stage_bytes // (width * _elem_bytes(dtype)))
-        return RowPlan(N, vector, 32, stage_warps, 1, chunks, tiles, staged)
+        return RowPlan(N, vector, 32, stage_warps, 1, chunks, tiles, staged, bool(shift))
     if per_thread is None:
         per_thread = softmax_per_thread(N) if op == "softmax" else PER_THREAD
     if accesses <= 32:                                  # a warp holds 32 // lanes rows
@@ -197,11 +210,13 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
         return RowPlan(N, vector, lanes, 1, ROW_WARPS, 1)
     if N <= 32 * max(per_thread, vector):               # a warp per row
         return RowPlan(N, vector, 32, 1, ROW_WARPS, -(-accesses // 32))
+    if shift:
+        vector, accesses = VECTOR, -(-(N + shift) // VECTOR)
     # several warps per row, about per_thread elements a thread, the fewest padded accesses
     least = min(32, -(-N // (32 * per_thread)))
     warps = min(range(least, min(32, 2 * least) + 1),
                 key=lambda w: (w * 32 * -(-accesses // (w * 32)), w))
-    return RowPlan(N, vector, 32, warps, 1, -(-accesses // (warps * 32)))
+    return RowPlan(N, vector, 32, warps, 1, -(-accesses // (warps * 32)), shifted=bool(shift))
 
 
 MAX_ROWS = 2 ** 31 - 1      # a kernel's rows are counted in 32 bits (its run-time M, its grid)
@@ -247,6 +262,26 @@ def _rows_bound(M, row, rows: int):
     return M - row
 
 
+def _shift(N: int, row):
+    """(start, lead) of a shifted row (RowPlan.shifted): its first element in a flat view of
+    the rows rounded down to a multiple of VECTOR, and the elements of the rows before it
+    there."""
+    start = row * N // VECTOR * VECTOR
+    return start, row * N - start
+
+
+def _flat(A, N: int, start, c0: int, width: int):
+    """Elements start + c0 .. + width of A (rows of N) seen as one row: a shifted row's tile."""
+    return A.view(1, A.shape[0] * N)[0:1, start + c0:start + c0 + width]
+
+
+def _shifted_bounds(N: int, lead, c0: int = 0, head: bool = True):
+    """The bounds of a shifted row's tile at c0 (its columns lead - c0 .. lead + N - c0);
+    head: the tile may start before the row (else only its end is tested)."""
+    end = lead + N - c0
+    return (1, (lead - c0, end)) if head else (1, end)
+
+
 def _row_tiles(plan: RowPlan, M, dtype: str):
     """The start of a kernel holding rows in registers (called in its body): the grid and the
     threads, scratch for the warps' partials (None: a row within a warp), and the CTA's first
@@ -289,7 +324,11 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
         peak = T.alloc_local((R, 1), "float32", layout=stat)
         total = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
-        if masked:
+        if plan.shifted:
+            start, lead = _shift(N, row)
+            Tx.cta.copy(x, _flat(X, N, start, 0, width), bounds=_shifted_bounds(N, lead),
+                        fill=float("-inf"))
+        elif masked:
             Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds, fill=float("-inf"))
         else:
             Tx.cta.copy(x, X[row:row + 1, :])
@@ -301,7 +340,9 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
         Tx.cta.div(total, 1.0, total)
         Tx.cta.mul(xf, xf, total)
         Tx.cta.cast(x, xf)
-        if masked:
+        if plan.shifted:
+            Tx.cta.copy(_flat(Y, N, start, 0, width), x, bounds=_shifted_bounds(N, lead))
+        elif masked:
             Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
         else:
             Tx.cta.copy(Y[row:row + 1, :], x)
@@ -337,7 +378,11 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
         wf = T.alloc_local((width,), "float32", layout=w_layout)
         scale = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
-        if masked:
+        if plan.shifted:                # W's element j - lead for the row's at j
+            start, lead = _shift(N, row)
+            Tx.cta.copy(x, _flat(X, N, start, 0, width), bounds=_shifted_bounds(N, lead))
+            Tx.cta.copy(w, W[0 - lead:width - lead], bounds=_shifted_bounds(N, lead)[1:])
+        elif masked:
             Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
             Tx.cta.copy(w, W[0:width], bounds=(N,))
         else:
@@ -353,7 +398,9 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
         Tx.cta.cast(wf, w)
         Tx.cta.mul(xf, xf, wf)
         Tx.cta.cast(x, xf)
-        if masked:
+        if plan.shifted:
+            Tx.cta.copy(_flat(Y, N, start, 0, width), x, bounds=_shifted_bounds(N, lead))
+        elif masked:
             Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
         else:
             Tx.cta.copy(Y[row:row + 1, :], x)
@@ -392,15 +439,28 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
         mean = T.alloc_local((R, 1), "float32", layout=stat)
         rstd = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
-        Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
+        if plan.shifted:                # W's and B's element j - lead for the row's at j
+            start, lead = _shift(N, row)
+            Xs, Ys = _flat(X, N, start, 0, width), _flat(Y, N, start, 0, width)
+            Ws, Bs = W[0 - lead:width - lead], B[0 - lead:width - lead]
+            bounds, v_bounds = _shifted_bounds(N, lead), _shifted_bounds(N, lead)[1:]
+        else:
+            Xs, Ys = X[row:row + R, 0:width], Y[row:row + R, 0:width]
+            Ws, Bs, v_bounds = W[0:width], B[0:width], (N,)
+        Tx.cta.copy(x, Xs, bounds=bounds)
         Tx.cta.cast(xf, x)
         Tx.cta.sum(mean, xf, axis=1, scratch=red)
         Tx.cta.mul(mean, mean, 1.0 / N)
         Tx.cta.sub(xf, xf, mean)
-        if padded:                      # the columns past N read 0: no deviation there
+        if padded:                      # the columns outside the row read 0: no deviation
             cols = T.alloc_local((R, width), "int32", layout=layout)
             inside = T.alloc_local((R, width), "bool", layout=layout)
-            Tx.cta.iota(cols, 1)
+            if plan.shifted:
+                Tx.cta.iota(cols, 1, offset=0 - lead)
+                Tx.cta.compare(inside, cols, ">=", 0)
+                Tx.cta.select(xf, inside, xf, 0.0)
+            else:
+                Tx.cta.iota(cols, 1)
             Tx.cta.compare(inside, cols, "<", N)
             Tx.cta.select(xf, inside, xf, 0.0)
         Tx.cta.mul(sq, xf, xf)
@@ -409,14 +469,14 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
         Tx.cta.add(rstd, rstd, float(eps))
         Tx.cta.rsqrt(rstd, rstd)
         Tx.cta.mul(xf, xf, rstd)
-        Tx.cta.copy(w, W[0:width], bounds=(N,))
+        Tx.cta.copy(w, Ws, bounds=v_bounds)
         Tx.cta.cast(wf, w)
         Tx.cta.mul(xf, xf, wf)
-        Tx.cta.copy(w, B[0:width], bounds=(N,))
+        Tx.cta.copy(w, Bs, bounds=v_bounds)
         Tx.cta.cast(wf, w)
         Tx.cta.add(xf, xf, wf)
         Tx.cta.cast(x, xf)
-        Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
+        Tx.cta.copy(Ys, x, bounds=bounds)
 
     return layer_norm
 
@@ -432,18 +492,28 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
     tview, tstat, partials = plan.thread_view(), plan.thread_stat_layout(), plan.partials_layout()
     per = plan.chunks * plan.vector
     is_softmax, is_layer = op == "softmax", op == "layer_norm"
-    # Rows that do not start on 16 bytes are staged as the 16-byte aligned span around them
-    # (VECTOR more elements, read through a flat view of X: the neighbours' elements are only
-    # read), so that cp.async moves 16 bytes at a time; the row starts `lead` elements in.
-    shifted = plan.vector < VECTOR
-    span = staged * width + (VECTOR if shifted else 0)
+    # A shifted row (RowPlan.shifted: it does not start on 16 bytes) is tiled from the 16-byte
+    # boundary below its start, through a flat view of X and Y; it starts `lead` elements into
+    # its first tile, which is masked below it (the neighbours' elements there are only read,
+    # into shared memory by cp.async 16 bytes at a time).
+    shifted = plan.shifted
+    span = staged * width
     # where each tile comes from: staged tiles from shared memory, the others from global
-    # memory; the last one may be partial (masked). Tiles are unrolled (so that ptxas can issue
-    # the global loads of several at once: a pass keeps no data exchange between them) unless
-    # there are more than UNROLLED_TILES, when the whole unstaged ones go in a loop.
-    kinds = [("shared" if k < staged else "global") + ("_tail" if (k + 1) * width > N else "")
+    # memory; the last one may be partial, and a shifted row's first one (masked). Tiles are
+    # unrolled (so that ptxas can issue the global loads of several at once: a pass keeps no
+    # data exchange between them) unless there are more than UNROLLED_TILES, when the whole
+    # unstaged ones go in a loop.
+    kinds = [("shared" if k < staged else "global")
+             + ("_tail" if (k + 1) * width > N or (shifted and k == 0) else "")
              for k in range(tiles)]
-    looped = list(range(staged, full)) if tiles > UNROLLED_TILES else []
+    looped = list(range(max(staged, int(shifted)), full)) if tiles > UNROLLED_TILES else []
+    # A shifted row's LayerNorm is held to the registers that let two CTAs share an SM where
+    # their shared memory does (ptxas would take up to 128 a thread for its element by element
+    # weight and bias loads, and then fit one; one CTA an SM leaves the memory idle while it
+    # normalises and stores). Softmax and RMSNorm stay within 64 as they are.
+    ctas = min(2, SM_SHARED_BYTES // (max(span, VECTOR) * _elem_bytes(dtype)
+                                      + warps * 4 + CTA_RESERVED_BYTES),
+               SM_THREADS // threads)
     looped_past_first = [k for k in looped if k > 0]
     unrolled = [k for k in range(tiles) if k not in looped]
 
@@ -454,6 +524,8 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         row = T.cta_id([M])
         T.warp_id([warps])
         T.lane_id([32])
+        if shifted and is_layer and ctas > 1:
+            T.min_ctas_per_sm(ctas)
         pool = T.SMEMPool()
         S = pool.alloc((1, max(span, VECTOR)), dtype)      # (unused where nothing is staged)
         scratch = pool.alloc((warps,), "float32")
@@ -476,24 +548,41 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             acc2 = T.alloc_local((threads, 1), "float32", layout=tstat)
             shift = T.alloc_local((1, 1), "float32", layout=STAT)
 
+        def tile_bounds(k):
+            """The bounds of (masked) tile k of the row."""
+            if shifted:
+                return _shifted_bounds(N, lead, k * width, head=k == 0)
+            return (1, N - k * width)
+
+        def x_tile(A, k):
+            """Tile k of the row in A (X or Y)."""
+            t0 = k * width
+            if shifted:
+                return _flat(A, N, start, t0, width)
+            return A[row:row + 1, t0:t0 + width]
+
+        def v_tile(V, k):
+            """The weight's or bias's elements for tile k (a shifted row starts lead elements
+            into its first tile)."""
+            v0 = k * width - lead if shifted else k * width
+            return V[v0:v0 + width]
+
         # every staged tile in flight at once, one cp.async group each (zeros past N)
         if shifted:
             flat = X.view(1, X.shape[0] * N)
-            start = row * N // VECTOR * VECTOR
-            lead = row * N - start
+            start, lead = _shift(N, row)
 
             def stage_span(limit):
-                """The span's tiles, then its last VECTOR elements, each a cp.async group;
-                `limit`: the elements of the span inside X (a constant past the span: no
-                test, 16 bytes a chunk)."""
-                for k in T.unroll(staged + 1):
+                """The span's tiles, each a cp.async group; `limit`: the elements of the span
+                inside X (a constant past the span: no test, 16 bytes a chunk)."""
+                for k in T.unroll(staged):
                     c0 = k * width
-                    n = width if k < staged else VECTOR
-                    Tx.cta.copy_async(S[0:1, c0:c0 + n], flat[0:1, start + c0:start + c0 + n],
+                    Tx.cta.copy_async(S[0:1, c0:c0 + width],
+                                      flat[0:1, start + c0:start + c0 + width],
                                       bounds=(1, limit - c0))
                     T.ptx.cp_async.commit_group()
 
-            if row + 1 < M:                 # the span ends in a later row of X
+            if span <= 2 * N and row + 1 < M:       # the span ends in the next row of X
                 stage_span(span)
             else:
                 stage_span(M * N - start)
@@ -508,16 +597,15 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
         def load(k, kind, fill, first):
             """Tile k into xf: a staged one from shared memory (on the first pass once every
             thread's cp.async group of it is complete), another from global memory."""
-            c0 = k * width
             if kind == "shared" or kind == "shared_tail":
-                if first:                   # shifted: the tile reaches into the next group
+                if first:
                     T.ptx.cp_async.wait_group(staged - 1 - k)
                     T.cuda.cta_sync()
                 staged_tile(x, k, kind, fill)
             elif kind == "global_tail":
-                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width], bounds=(1, N - c0), fill=fill)
+                Tx.cta.copy(x, x_tile(X, k), bounds=tile_bounds(k), fill=fill)
             else:
-                Tx.cta.copy(x, X[row:row + 1, c0:c0 + width])
+                Tx.cta.copy(x, x_tile(X, k))
             Tx.cta.cast(xf, x)
 
         def each_tile(visit, past_first=False):
@@ -565,8 +653,11 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             """acc += this thread's sum of (x - center) over tile k (in xf), acc2 += of their
             squares (nothing past N)."""
             Tx.cta.sub(xf, xf, center)
-            if kind == "shared_tail" or kind == "global_tail":     # no deviation past N
-                Tx.cta.iota(cols, 1, offset=k * width)
+            if kind == "shared_tail" or kind == "global_tail":     # none outside the row
+                Tx.cta.iota(cols, 1, offset=k * width - lead)
+                if shifted and k == 0:
+                    Tx.cta.compare(inside, cols, ">=", 0)
+                    Tx.cta.select(xf, inside, xf, 0.0)
                 Tx.cta.compare(inside, cols, "<", N)
                 Tx.cta.select(xf, inside, xf, 0.0)
             Tx.cta.sum(part, xv, axis=1)
@@ -576,12 +667,10 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             Tx.cta.add(acc2, acc2, part)
 
         def staged_tile(dst, k, kind, fill):
-            """dst = staged tile k (from the row's start in S)."""
-            at = lead + k * width           # (a name of its own: callers have a c0)
+            """dst = staged tile k."""
+            at = k * width
             if kind == "shared_tail":
-                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, N - k * width), fill=fill)
-            elif shifted:                   # a window at a run-time offset: bounds, untested
-                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=(1, width))
+                Tx.cta.copy(dst, S[0:1, at:at + width], bounds=tile_bounds(k), fill=fill)
             else:
                 Tx.cta.copy(dst, S[0:1, at:at + width])
 
@@ -589,26 +678,32 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             """The global loads of tile k's last pass into buffer set `slot`: the row's tile
             if it is not staged, the weight and the bias. Issued a tile ahead of their use,
             since they cannot pass the stores before them (the buffers may alias for all the
-            compiler knows)."""
-            c0 = k * width
-            tailed = kind == "shared_tail" or kind == "global_tail"
+            compiler knows); but a shifted row's weight and bias, read an element at a time
+            (each in a register of its own: LayerNorm took 127 registers a thread, one CTA of
+            16 warps an SM, where the row alone needs 64), when the tile is normalised."""
             if kind == "global_tail":
-                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width], bounds=(1, N - c0))
+                Tx.cta.copy(xs[slot], x_tile(X, k), bounds=tile_bounds(k))
             elif kind == "global":
-                Tx.cta.copy(xs[slot], X[row:row + 1, c0:c0 + width])
+                Tx.cta.copy(xs[slot], x_tile(X, k))
+            if not shifted:
+                fetch_vectors(k, kind, slot)
+
+        def fetch_vectors(k, kind, slot):
+            """The weight and the bias of tile k into buffer set `slot`."""
             if not is_softmax:
-                if tailed:
-                    Tx.cta.copy(ws[slot], W[c0:c0 + width], bounds=(N - c0,))
-                else:
-                    Tx.cta.copy(ws[slot], W[c0:c0 + width])
+                fetch_vector(W, ws[slot], k, kind)
             if is_layer:
-                if tailed:
-                    Tx.cta.copy(bs[slot], B[c0:c0 + width], bounds=(N - c0,))
-                else:
-                    Tx.cta.copy(bs[slot], B[c0:c0 + width])
+                fetch_vector(B, bs[slot], k, kind)
+
+        def fetch_vector(V, dst, k, kind):
+            if kind == "shared_tail" or kind == "global_tail":
+                Tx.cta.copy(dst, v_tile(V, k), bounds=tile_bounds(k)[1:])
+            else:
+                Tx.cta.copy(dst, v_tile(V, k))
 
         def normalize(k, kind, slot):
-            c0 = k * width
+            if shifted and not is_softmax:      # (the bias once the weight is used)
+                fetch_vector(W, ws[slot], k, kind)
             if kind == "shared_tail" or kind == "shared":
                 staged_tile(xs[slot], k, kind, 0.0)
             Tx.cta.cast(xf, xs[slot])
@@ -623,13 +718,15 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 Tx.cta.cast(wf, ws[slot])
                 Tx.cta.mul(xf, xf, wf)
                 if is_layer:
+                    if shifted:
+                        fetch_vector(B, bs[slot], k, kind)
                     Tx.cta.cast(wf, bs[slot])
                     Tx.cta.add(xf, xf, wf)
             Tx.cta.cast(xs[slot], xf)
             if kind == "shared_tail" or kind == "global_tail":
-                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot], bounds=(1, N - c0))
+                Tx.cta.copy(x_tile(Y, k), xs[slot], bounds=tile_bounds(k))
             else:
-                Tx.cta.copy(Y[row:row + 1, c0:c0 + width], xs[slot])
+                Tx.cta.copy(x_tile(Y, k), xs[slot])
 
         def pipelined(seq):
             """normalize the unrolled tiles `seq`, fetching each one's global data while the

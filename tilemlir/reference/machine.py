@@ -602,10 +602,10 @@ class Machine(Scheduler):
               tile.held.reshape(shape))
 
     def _op_tile_copy_masked(self, op, mask):
-        """A copy of the elements whose window coordinates are below the bounds (a global window
-        may hang past its buffer's edge): reads past them give the fill, writes past them into
-        global memory are skipped (into shared memory and registers every element is
-        written)."""
+        """A copy of the elements whose window coordinates are below the bounds and at or above
+        the lower bounds if any (a global window may hang past its buffer's edges): reads
+        outside them give the fill, writes outside them into global memory are skipped (into
+        shared memory and registers every element is written)."""
         fill = op.attributes["fill"] if "fill" in op.attributes else None
         value = 0 if fill is None else ir.FloatAttr(fill).value \
             if isinstance(fill, ir.FloatAttr) else ir.IntegerAttr(fill).value
@@ -621,13 +621,15 @@ class Machine(Scheduler):
     def _masked(self, op, mask, fill) -> None:
         dst, src = self._window(op.operands[0]), self._window(op.operands[1])
         shape = dst.type.shape
-        bounds = list(op.operands)[2:]
+        bounds = list(op.operands)[2:]             # the extents, then any lower bounds
         for group in self._groups(op, mask):
             limits = [int(self._same_value(b, group, "a bound of the masked copy"))
                       for b in bounds]
             inside = np.ones(shape, bool)
-            for index, limit in zip(np.indices(shape), limits):
+            for index, limit in zip(np.indices(shape), limits[:len(shape)]):
                 inside &= index < limit
+            for index, low in zip(np.indices(shape), limits[len(shape):]):
+                inside &= index >= low
             src_valid = inside if src.scope == "global" else None
             dst_valid = inside if dst.scope == "global" else None
             async_copy = op.name == "tile.copy_async_masked"

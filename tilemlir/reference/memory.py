@@ -192,12 +192,16 @@ def _replica_shifts(buffer: BufferType) -> list[dict[str, int]]:
 
 def _decompose(src: BufferType, dim: int, index: np.ndarray, axis: str) -> np.ndarray:
     """What a dynamic slice offset `index` (per thread) along `dim` of `src` adds on `axis`
-    (lowering/addresses.py: base_offset, vectorised over threads)."""
+    (lowering/addresses.py: dynamic_offset, vectorised over threads): the outermost digit is
+    not reduced modulo its extent, so that an offset below 0 (a masked window that starts
+    before its buffer) stays below it."""
     group = src.layout.replace(offset={}).group(src.shape)[dim]
     total = np.zeros_like(index)
     inner = 1
-    for it in reversed(group):
-        digit = (index // inner) % it.extent
+    for k, it in enumerate(reversed(group)):
+        digit = index // inner
+        if k < len(group) - 1:
+            digit = digit % it.extent
         if it.axis == axis:
             total = total + digit * it.stride
         inner *= it.extent

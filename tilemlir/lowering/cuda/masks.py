@@ -1,12 +1,16 @@
 """Masks of the masked copies (copy_masked, copy_async_masked): which accesses of a window lie
 inside its bounds, and the values that stand in for those that do not.
 
-A masked copy carries one bound per dim of its window; element i is in range when
-i[d] < bounds[d] for every d. The variants move the window in accesses of n elements along its
-last dim (a 16-byte chunk, a run of register slots); an access is either wholly in range or
-wholly out, which holds when n divides the last dim's bound (`last_dim_width` narrows n until
-the value analysis proves it). A dim whose bound is a constant at least its extent needs no
-test: with every bound so, the masked variants emit what the unmasked ones do.
+A masked copy carries one bound per dim of its window, and optionally a lower bound per dim
+after them (operands dst, src, bounds..., lower bounds...); element i is in range when
+lower[d] <= i[d] < bounds[d] for every d (lower[d] = 0 without lower bounds). The variants move
+the window in accesses of n elements along its last dim (a 16-byte chunk, a run of register
+slots); an access is either wholly in range or wholly out, which holds when n divides the last
+dim's bounds (`last_dim_width` narrows n until the value analysis proves it), or the access is
+split at the edge (`edge_valid`: a run of register slots tested whole, element by element where
+it straddles a bound). A dim whose bound is a constant at least its extent (and whose lower
+bound is a constant at most 0) needs no test: with every bound so, the masked variants emit
+what the unmasked ones do.
 """
 
 from __future__ import annotations
@@ -23,23 +27,33 @@ from tilemlir.ir.emit import Index
 from tilemlir.ir.types import f8_bits, is_f8, llvm_type
 
 
+def _rank(ctx) -> int:
+    return len(ctx.buffer("dst").shape)
+
+
 def bound_values(ctx) -> list[ir.Value]:
-    """The `bounds` operands (after dst and src)."""
-    return list(ctx.op.operands)[2:]
+    """The `bounds` operands (after dst and src): the extent in range along each dim."""
+    return list(ctx.op.operands)[2:2 + _rank(ctx)]
+
+
+def lower_values(ctx) -> list[ir.Value] | None:
+    """The lower bounds (after the bounds), or None: every dim in range from 0."""
+    lower = list(ctx.op.operands)[2 + _rank(ctx):]
+    return lower or None
 
 
 @predicate("bounds_per_dim")
 def bounds_per_dim(ctx):
-    """One bound per dim of the window."""
-    rank = len(ctx.buffer("dst").shape)
-    if len(bound_values(ctx)) == rank:
+    """One bound per dim of the window (and, if any, one lower bound per dim)."""
+    rank, given = _rank(ctx), len(ctx.op.operands) - 2
+    if given in (rank, 2 * rank):
         return None
-    return f"the window has {rank} dims but the op has {len(bound_values(ctx))} bounds"
+    return f"the window has {rank} dims but the op has {given} bounds"
 
 
 def tested_dims(ctx) -> list[int]:
-    """The dims whose bound may cut the window (all but those with a constant bound at least
-    the extent)."""
+    """The dims whose bound may cut the window from above (all but those with a constant bound
+    at least the extent)."""
     shape = ctx.buffer("dst").shape
     out = []
     for d, value in enumerate(bound_values(ctx)):
@@ -49,16 +63,32 @@ def tested_dims(ctx) -> list[int]:
     return out
 
 
+def tested_lower_dims(ctx) -> list[int]:
+    """The dims whose lower bound may cut the window (all but those with a constant lower bound
+    at most 0)."""
+    lower = lower_values(ctx) or []
+    out = []
+    for d, value in enumerate(lower):
+        b = emit.int_constant(value)
+        if b is None or b > 0:
+            out.append(d)
+    return out
+
+
 def last_dim_width(ctx, n: int) -> int:
-    """The largest power of two up to n that divides the last dim's bound (as far as the value
-    analysis knows it), so that an access of that many elements is wholly in or out."""
-    last = len(ctx.buffer("dst").shape) - 1
-    if last not in tested_dims(ctx):
-        return n
-    multiple = ValueAnalysis().multiple(bound_values(ctx)[last])
-    if multiple == 0:                      # the bound is 0: nothing is in range
-        return n
-    return min(n, multiple & -multiple)
+    """The largest power of two up to n that divides the last dim's bounds (as far as the value
+    analysis knows them), so that an access of that many elements is wholly in or out."""
+    last = _rank(ctx) - 1
+    values = []
+    if last in tested_dims(ctx):
+        values.append(bound_values(ctx)[last])
+    if last in tested_lower_dims(ctx):
+        values.append(lower_values(ctx)[last])
+    for value in values:
+        multiple = ValueAnalysis().multiple(value)
+        if multiple != 0:                  # (a bound of 0 cuts nothing partially)
+            n = min(n, multiple & -multiple)
+    return n
 
 
 def unravel(flat: Index, shape) -> list[Index]:
@@ -71,12 +101,23 @@ def unravel(flat: Index, shape) -> list[Index]:
     return coords
 
 
-def in_range(ctx, coords: list[Index]) -> ir.Value | None:
-    """i1: the element at `coords` (of the window) is in range; None when no dim is tested."""
-    bounds = bound_values(ctx)
-    result = None
+def in_range(ctx, coords: list[Index], last_span: int = 1,
+             skip_last_upper: bool = False) -> ir.Value | None:
+    """i1: the element at `coords` (of the window) is in range, and with last_span > 1 so are
+    the last_span - 1 after it along the last dim (skip_last_upper: but the last dim's bound
+    is not tested); None when no dim is tested."""
+    bounds, lower = bound_values(ctx), lower_values(ctx)
+    last = _rank(ctx) - 1
+    tests = []
+    for d in tested_lower_dims(ctx):
+        tests.append(arith.cmpi(arith.CmpIPredicate.sge, emit.as_index(coords[d]), lower[d]))
     for d in tested_dims(ctx):
-        test = arith.cmpi(arith.CmpIPredicate.slt, emit.as_index(coords[d]), bounds[d])
+        if skip_last_upper and d == last:
+            continue
+        c = coords[d] if d != last or last_span == 1 else emit.add(coords[d], last_span - 1)
+        tests.append(arith.cmpi(arith.CmpIPredicate.slt, emit.as_index(c), bounds[d]))
+    result = None
+    for test in tests:
         result = test if result is None else arith.andi(result, test)
     return result
 
