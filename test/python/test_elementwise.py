@@ -163,9 +163,8 @@ def test_norm_kernels_load_and_store_16_bytes(factory, chip):
 
 def test_norm_row_plans():
     """Rows of 256 x k elements keep their tiling (k accesses of 16 bytes over warps of 32
-    lanes, one row per CTA); short rows share a CTA and ragged ones of those take narrower
-    accesses, ragged rows of a CTA of their own are held shifted, long ones go through shared
-    memory in tiles."""
+    lanes, one row per CTA); short rows share a CTA, ragged ones take narrower accesses, long
+    ones go through shared memory in tiles (held shifted where ragged)."""
     plan = row_plan(16384, op="rms_norm")
     assert (plan.vector, plan.warps, plan.chunks, plan.rows, plan.tiles) == (8, 16, 4, 1, 1)
     plan = row_plan(768, op="rms_norm")              # a warp per row, 4 rows per CTA
@@ -174,14 +173,12 @@ def test_norm_row_plans():
     assert (plan.vector, plan.lanes, plan.rows, plan.width) == (1, 4, 32, 4)
     plan = row_plan(1000)                             # 1000 = 8 x 125: 16-byte accesses
     assert (plan.vector, plan.chunks, plan.width) == (8, 4, 1024)
-    plan = row_plan(4100)               # 4 x 1025: shifted, 16-byte accesses from the 16-byte
-    assert (plan.vector, plan.warps, plan.width, plan.shifted) == (8, 6, 4608, True)  # below
-    plan = row_plan(257)                              # rows sharing a CTA are not shifted
-    assert (plan.vector, plan.rows, plan.shifted) == (1, 4, False)
-    plan = row_plan(50257, "bfloat16")                # through shared memory, all staged
+    plan = row_plan(4100)                             # 4 x 1025: 8-byte accesses
+    assert (plan.vector, plan.warps, plan.width, plan.shifted) == (4, 5, 4480, False)
+    plan = row_plan(50257, "bfloat16")                # through shared memory, all staged,
     assert (plan.vector, plan.tiles, plan.staged, plan.width, plan.shifted) == \
-        (8, 7, 7, 8192, True)
-    assert not row_plan(4100, "float32").shifted      # 4 x 4 bytes: 16-byte accesses already
+        (8, 7, 7, 8192, True)                         # shifted: 16-byte accesses
+    assert not row_plan(65540, "float32").shifted     # 4 x 4 bytes: 16-byte accesses already
     plan = row_plan(128256, "bfloat16")               # 12 tiles staged, 4 read twice
     assert (plan.vector, plan.tiles, plan.staged) == (8, 16, 12)
 

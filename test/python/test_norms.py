@@ -269,17 +269,13 @@ def _count(text: str, mnemonic: str) -> int:
 
 
 def test_access_widths_follow_the_rows_alignment():
-    """16-byte accesses where N is a multiple of 8, 8 bytes for 4 x 25, 2 for odd N where rows
-    share a CTA: each row starts on an access, and the masked copies narrow to what the value
-    analysis proves. A row of a CTA of its own is shifted instead: 16-byte accesses split
-    at the row's ends."""
+    """16-byte accesses where N is a multiple of 8, 8 bytes for 4 x 25, 2 for odd N: each row
+    starts on an access, and the masked copies narrow to what the value analysis proves (long
+    rows are held shifted instead: test_long_rows_are_staged_by_cp_async)."""
     text = _ptx("softmax", 1000)                # 4 accesses a thread, the 4th past 1000 tested
     assert _count(text, "ld.global.v4.b32") == 4 and _count(text, "st.global.v4.b32") == 4
     text = _ptx("softmax", 100)
     assert _count(text, "ld.global.v2.b32") == 1 and _count(text, "st.global.v2.b32") == 1
-    text = _ptx("softmax", 4097)                # shifted: 3 accesses a thread of 16 bytes,
-    assert _count(text, "ld.global.v4.b32") == 3 and _count(text, "st.global.v4.b32") == 3
-    assert _count(text, "st.global.b16") <= 2 * 8   # element by element at the row's ends
     text = _ptx("layer_norm", 257)              # the row, the weight and the bias
     assert _count(text, "ld.global.b16") == 3 * 9 and _count(text, "st.global.b16") == 9
     assert "bar.sync" not in text               # a row within a warp: shuffles only

@@ -186,13 +186,18 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
         raise ValueError(f"stage_warps={stage_warps!r} must be 4, 8, 16 or 32 (warps of a CTA "
                          f"of long rows)")
     vector = min(VECTOR, N & -N, max_vector)
-    # A row of a CTA of its own whose accesses would be narrower than 16 bytes is held
-    # shifted: from the VECTOR-aligned element at or below its start (its `lead` elements
-    # before it, up to VECTOR - 1 more after it, masked), so that its accesses stay 16 bytes
-    # wide but for the two ends (2-byte accesses reached 54-71% of a copy's bandwidth at
-    # N = 50257, 16-byte ones 82-95% at 50256: results/2026-12-02-session5). Not for a
-    # cluster's parts (max_vector) nor rows sharing a CTA (each would have its own shift).
-    shift = VECTOR - 1 if vector * _elem_bytes(dtype) < 16 and max_vector >= VECTOR else 0
+    # A long row whose accesses would be narrower than 16 bytes is held shifted: from the
+    # VECTOR-aligned element at or below its start (its `lead` elements before it, up to
+    # VECTOR - 1 more after it, masked), so that its accesses stay 16 bytes wide but for the
+    # two ends. Measured against 2-byte accesses in one run (results/2026-12-02-session6/runC):
+    # softmax 85% of a copy's bandwidth against 71% at 1336 x 50257, RMSNorm 75% against 64%;
+    # but rows held in registers lost (softmax 70% against 84% at 4097, RMSNorm 59% against
+    # 85% at 1025: the weight's loads at a run-time offset, more registers). Long rows only.
+    # LayerNorm, whose weight and bias load an element at a time either way, is level at
+    # 50257 (53% against 54%) and behind at 20001 (54% against 63%, where the 2-byte
+    # path staged the span around the row in 16-byte cp.async chunks): what is left to do.
+    shift = VECTOR - 1 if vector * _elem_bytes(dtype) < 16 and max_vector >= VECTOR \
+        and N > REGISTER_ROW_MAX else 0
     accesses = -(-N // vector)
     if N > REGISTER_ROW_MAX:
         vector = VECTOR if shift else vector
