@@ -63,7 +63,7 @@ def test_the_benchmark_kernels_predictions():
     ("rms_norm", lambda: norms.rms_norm(4096, 4096), "sm_90a", 2),
     ("layer_norm long rows", lambda: norms.layer_norm(T.dynamic("M"), 131072, "bfloat16"),
      "sm_90a", 4),
-    ("layer_norm long odd rows", lambda: norms.layer_norm(T.dynamic("M"), 50257), "sm_90a", 8),
+    ("layer_norm long odd rows", lambda: norms.layer_norm(T.dynamic("M"), 50257), "sm_90a", 5),
 ])
 def test_shipped_kernels_have_no_avoidable_conflict(name, build, chip, accesses):
     report = tilemlir.check_banks(build(), target=chip)

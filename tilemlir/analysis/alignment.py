@@ -40,11 +40,13 @@ def dynamic_multiple(ref: BufferRef) -> int:
     return total
 
 
-def vector_limit(ref: BufferRef, max_bytes: int = 16) -> tuple[int, str | None]:
+def vector_limit(ref: BufferRef, max_bytes: int = 16,
+                 dynamic: bool = True) -> tuple[int, str | None]:
     """(n, why): the most elements (a power of two, n * elem <= max_bytes) one aligned vector
-    access may move through `ref` as far as its base and swizzle allow, and what stops it from
-    moving more (None when only `max_bytes` does). Whether the elements are contiguous is the
-    caller's business (see `static_offsets`)."""
+    access may move through `ref` as far as its base and swizzle allow (and, unless
+    dynamic=False, its dynamic offset), and what stops it from moving more (None when only
+    `max_bytes` does). Whether the elements are contiguous is the caller's business (see
+    `static_offsets`)."""
     elem_bytes = max(ref.type.elem_bits // 8, 1)
     n, why = max(max_bytes // elem_bytes, 1), None
     limits = [(root_alignment(ref) // elem_bytes, f"its storage is {root_alignment(ref)}-byte "
@@ -52,7 +54,7 @@ def vector_limit(ref: BufferRef, max_bytes: int = 16) -> tuple[int, str | None]:
     sw = ref.layout.swizzle
     if sw is not None:
         limits.append((1 << sw.base, f"its swizzle {sw} permutes {1 << sw.base}-element groups"))
-    mult = dynamic_multiple(ref)
+    mult = dynamic_multiple(ref) if dynamic else 0
     if mult:
         limits.append((mult & -mult, f"its dynamic offset is only known to be a multiple of "
                                      f"{mult & -mult} elements"))

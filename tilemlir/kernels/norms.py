@@ -513,9 +513,9 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
              for k in range(tiles)]
     looped = list(range(max(staged, int(shifted)), full)) if tiles > UNROLLED_TILES else []
     # A shifted row's LayerNorm is held to the registers that let two CTAs share an SM where
-    # their shared memory does (ptxas would take up to 128 a thread for its element by element
-    # weight and bias loads, and then fit one; one CTA an SM leaves the memory idle while it
-    # normalises and stores). Softmax and RMSNorm stay within 64 as they are.
+    # their shared memory does (ptxas took up to 128 a thread for its weight and bias loads,
+    # and then fit one; one CTA an SM leaves the memory idle while it normalises and
+    # stores). Softmax and RMSNorm stay within 64 as they are.
     ctas = min(2, SM_SHARED_BYTES // (max(span, VECTOR) * _elem_bytes(dtype)
                                       + warps * 4 + CTA_RESERVED_BYTES),
                SM_THREADS // threads)
@@ -683,9 +683,9 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             """The global loads of tile k's last pass into buffer set `slot`: the row's tile
             if it is not staged, the weight and the bias. Issued a tile ahead of their use,
             since they cannot pass the stores before them (the buffers may alias for all the
-            compiler knows); but a shifted row's weight and bias, read an element at a time
-            (each in a register of its own: LayerNorm took 127 registers a thread, one CTA of
-            16 warps an SM, where the row alone needs 64), when the tile is normalised."""
+            compiler knows); but a shifted row's weight and bias, read as the two aligned
+            granules around each 16 bytes (copy/realign.py: twice the registers), when the
+            tile is normalised."""
             if kind == "global_tail":
                 Tx.cta.copy(xs[slot], x_tile(X, k), bounds=tile_bounds(k))
             elif kind == "global":

@@ -106,7 +106,10 @@ def _register_threads(ctx, reg: windows.BufferRef) -> int:
     return lanes * (int(tm.warp.max()) + 1 if tm.warps_named else 1)
 
 
-def plan_registers(ctx, reg_name: str, mem_name: str, max_bytes: int = MAX_BYTES) -> RegisterPlan:
+def plan_registers(ctx, reg_name: str, mem_name: str, max_bytes: int = MAX_BYTES,
+                   dynamic: bool = True) -> RegisterPlan:
+    """The runs of register slots each access moves; dynamic=False: as if the memory window's
+    dynamic offset were aligned (copy/realign.py realigns each run itself)."""
     reg = fragments.register_ref(ctx, reg_name)
     mem = windows.resolve(ctx.operand(mem_name))
     nthreads = _register_threads(ctx, reg)
@@ -120,7 +123,7 @@ def plan_registers(ctx, reg_name: str, mem_name: str, max_bytes: int = MAX_BYTES
     if len(np.setdiff1d(np.arange(reg.type.size), table[held])):
         raise Reject("some elements are held by no thread of the op's scope")
     pre = windows.static_offsets(mem).reshape(-1)[np.where(held, table, 0)]
-    limit, _ = alignment.vector_limit(mem, max_bytes)
+    limit, _ = alignment.vector_limit(mem, max_bytes, dynamic=dynamic)
     slots = [int(s) for s in np.flatnonzero(held[0])]
     runs, i = [], 0
     while i < len(slots):
