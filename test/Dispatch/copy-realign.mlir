@@ -1,13 +1,14 @@
 // RUN: tilemlir-opt %s --split-input-file --pass-pipeline='builtin.module(tile-dispatch{chip=sm_90a},tile-materialize,canonicalize,cse)' | FileCheck %s
 // Loads into registers of 8 consecutive f16 a thread from a window at a run-time offset the
-// value analysis cannot prove 16-byte aligned (copy/realign.py): each run reads the aligned
-// 16-byte granule below its address and the next one (only where it is past the granule's
-// start), and funnel-shifts the 8 words into place, instead of 8 loads of 2 bytes.
+// value analysis cannot prove 16-byte aligned (copy/realign.py): each run reads the five
+// aligned 4-byte words around it (the fifth only where it starts mid-word) and funnel-shifts
+// them into place, instead of 8 loads of 2 bytes.
 
 // CHECK-LABEL: gpu.func @realigned
 // CHECK: llvm.ptrtoint
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK-COUNT-4: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK: llvm.select
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // CHECK-COUNT-4: llvm.intr.fshr
 // CHECK-NOT: -> f16
 !W = !tile.buf<array<i64: 4096>, f16, "global", #tile.layout<"S[(4096):(1)]">>
@@ -25,12 +26,12 @@ gpu.module @m {
 
 // -----
 
-// Masked, with a lower bound: each granule is read only where it holds an element in range
-// (its address a select with the buffer's start), and the elements out of range get the fill.
+// Masked, with a lower bound: each word is read only where it holds an element in range (its
+// address a select with the buffer's start), and the elements out of range get the fill.
 // CHECK-LABEL: gpu.func @realigned_masked
 // CHECK-DAG: arith.constant dense<-1.000000e+00> : vector<8xf16>
 // CHECK: llvm.select %{{.*}} : i1, !llvm.ptr<1>
-// CHECK: llvm.load %{{.*}} {alignment = 16 : i64} : !llvm.ptr<1> -> vector<4xi32>
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
 // CHECK: llvm.intr.fshr
 // CHECK: arith.select %{{.*}} : vector<8xi1>, vector<8xf16>
 !W = !tile.buf<array<i64: 4096>, f16, "global", #tile.layout<"S[(4096):(1)]">>

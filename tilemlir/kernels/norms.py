@@ -202,6 +202,8 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
     if N > REGISTER_ROW_MAX:
         vector = VECTOR if shift else vector
         per = STAGE_PER_THREAD if per_thread is None else per_thread
+        if shift and op == "layer_norm" and per_thread is None:
+            per //= 2
 
         chunks = max(1, per // vector)
         width = chunks * stage_warps * 32 * vector
@@ -683,21 +685,16 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             """The global loads of tile k's last pass into buffer set `slot`: the row's tile
             if it is not staged, the weight and the bias. Issued a tile ahead of their use,
             since they cannot pass the stores before them (the buffers may alias for all the
-            compiler knows); but a shifted row's weight and bias, read as the two aligned
-            granules around each 16 bytes (copy/realign.py: twice the registers), when the
-            tile is normalised."""
+            compiler knows); but a shifted row's bias, read as five 4-byte words for each
+            16 bytes (copy/realign.py), when the tile is normalised (a tile ahead, bfloat16
+            LayerNorm spilled at 64 registers)."""
             if kind == "global_tail":
                 Tx.cta.copy(xs[slot], x_tile(X, k), bounds=tile_bounds(k))
             elif kind == "global":
                 Tx.cta.copy(xs[slot], x_tile(X, k))
-            if not shifted:
-                fetch_vectors(k, kind, slot)
-
-        def fetch_vectors(k, kind, slot):
-            """The weight and the bias of tile k into buffer set `slot`."""
             if not is_softmax:
                 fetch_vector(W, ws[slot], k, kind)
-            if is_layer:
+            if is_layer and not shifted:
                 fetch_vector(B, bs[slot], k, kind)
 
         def fetch_vector(V, dst, k, kind):
@@ -707,8 +704,6 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 Tx.cta.copy(dst, v_tile(V, k))
 
         def normalize(k, kind, slot):
-            if shifted and not is_softmax:      # (the bias once the weight is used)
-                fetch_vector(W, ws[slot], k, kind)
             if kind == "shared_tail" or kind == "shared":
                 staged_tile(xs[slot], k, kind, 0.0)
             Tx.cta.cast(xf, xs[slot])

@@ -1,6 +1,6 @@
 """copy memory -> registers of 16-bit runs whose window starts at a run-time offset the value
-analysis cannot prove 16-byte aligned: each run of 8 elements is read as the two aligned
-16-byte granules around it and shifted into place ("realigned").
+analysis cannot prove 16-byte aligned: each run of 8 elements is read as the five aligned
+4-byte words around it and shifted into place ("realigned").
 
 Before (a thread's 8 consecutive weights of a row that starts `lead` elements into its tile,
 lead known only at run time):
@@ -9,18 +9,19 @@ lead known only at run time):
         : (!tile.buf<[4096], f16, "local", S[(2, 16, 32, 8):(8, 1@warpid, 1@laneid, 1)]>,
            !tile.buf<[4096], f16, "global", S[(4096):(1)]>) -> ()    (window at k * 4096 - lead)
 
-After, per run at address p (e = (p mod 16) / 2 elements past the granule below it):
+After, per run at address p (mid = p mod 4: 0, or 2 where the run starts mid-word):
 
-    %g0 = llvm.load (p - 2e) : vector<4xi32> {alignment = 16}
-    %g1 = llvm.load (p - 2e + 16) : vector<4xi32>                 (only read when e > 0)
-    word m = fshr(w[e/2 + m + 1], w[e/2 + m], 16 * (e mod 2))     (w: the 8 words of g0, g1)
+    %w_k = llvm.load (p - mid + 4 k) : i32 {alignment = 4}        (k = 0..4; w_4 where mid = 2)
+    word m of the run = fshr(%w_(m+1), %w_m, 8 * mid)            (llvm.intr.fshr, m = 0..3)
 
 where vector_registers would narrow every access to what the offset is known to divide into (2
-bytes for an odd one: 8 loads a run, each in a register of its own). A granule is read only
-where it holds an element of the window (both do when e > 0), so nothing is read outside the
-16-byte granules of the buffer's own elements; masked copies (copy_masked/realign.py) read a
-granule only where it holds an element in range, and put the fill in the elements out of
-range. Global or shared memory, 16-bit elements, unswizzled, loads only.
+bytes for an odd one: 8 loads a run, each in a register of its own, 54% of a copy's
+bandwidth for LayerNorm at N = 50257 against 71% so). (Two 16-byte granules a run and a
+word shift chosen at run time took twice the instructions of the aligned kernel: 58 against
+31 million, ncu, results/2026-12-02-session6/runF.) A word is read only where it holds an
+element of the window, so nothing is read outside the buffer's own 4-byte words; masked copies
+(copy_masked/realign.py) read a word only where it holds an element in range, and put the fill
+in the elements out of range. Global or shared memory, 16-bit elements, unswizzled, loads only.
 """
 
 from __future__ import annotations
@@ -32,10 +33,9 @@ from tilemlir.analysis import alignment
 from tilemlir.dispatch.registry import Reject, register
 from tilemlir.ir import emit, windows
 from tilemlir.lowering import addresses
-from tilemlir.lowering.cuda import masks, threads
+from tilemlir.lowering.cuda import threads
 from tilemlir.lowering.cuda.copy.registers import register_and_memory, scope_reaches
-from tilemlir.lowering.cuda.copy.vector import (MAX_BYTES, RegisterPlan, plan_registers,
-                                                replicas_load_only)
+from tilemlir.lowering.cuda.copy.vector import RegisterPlan, plan_registers, replicas_load_only
 from tilemlir.lowering.cuda.predicates import inside_buffers, same_shape_and_type
 
 RUN = 8             # 16-bit elements of a run: one 16-byte granule
@@ -52,8 +52,9 @@ def plan(ctx) -> RegisterPlan:
         raise Reject(f"realigns 16-bit elements; these are {mem.type.elem_bits}-bit")
     if mem.layout.swizzle is not None:
         raise Reject("the window is swizzled")
-    if alignment.root_alignment(mem) < MAX_BYTES:
-        raise Reject(f"its storage is {alignment.root_alignment(mem)}-byte aligned")
+    if alignment.root_alignment(mem) < 4:
+        raise Reject(f"its storage is {alignment.root_alignment(mem)}-byte aligned (words of 4 "
+                     f"bytes needed)")
     if alignment.vector_limit(mem)[0] >= RUN:
         raise Reject("the window's offset is 16-byte aligned: vector_registers moves it")
     p = plan_registers(ctx, "dst", "src", dynamic=False)
@@ -64,39 +65,28 @@ def plan(ctx) -> RegisterPlan:
 
 
 def realigned_load(pointer: ir.Value, safe: ir.Value, need=None) -> ir.Value:
-    """vector<4xi32>: the 16 bytes at `pointer` (2-byte aligned), from the aligned granules
-    around them. need(k, e): i1, granule k (0, 1) holds an element wanted (None: both are
-    read where they hold an element of the run at all); a granule not read gives zeros."""
+    """vector<4xi32>: the 16 bytes at `pointer` (2-byte aligned), from the five aligned 4-byte
+    words around them, funnel-shifted by 16 bits where the run starts mid-word. need(k, o):
+    i1, word k (0 to 4) holds an element wanted, o (index 0 or 1) the elements of word 0
+    before the run (None: every word of the run is read, the fifth where o = 1); a word not
+    wanted reads `safe` instead (its value is never used)."""
     i64, i32 = emit.i64(), emit.i32()
     address = llvm.ptrtoint(i64, pointer)
-    skew = arith.andi(address, emit.const(15, i64))
-    e = arith.trunci(i32, arith.shrui(skew, emit.const(1, i64)))    # elements past the granule
-    base = llvm.inttoptr(pointer.type, arith.subi(address, skew))
-    shifted = arith.cmpi(arith.CmpIPredicate.ne, e, emit.const(0, i32))
-    vt = ir.VectorType.get([4], i32)
-    zero = arith.constant(vt, ir.DenseElementsAttr.get_splat(vt, ir.IntegerAttr.get(i32, 0)))
-    granules = []
-    for k in range(2):
-        ok = need(k, e) if need is not None else None
-        if k == 1:
-            ok = shifted if ok is None else arith.andi(ok, shifted)
-        at = emit.gep(base, i32, 4 * k)
-        granules.append(masks.guarded_load(vt, at, safe, ok, zero, MAX_BYTES))
-    words = [llvm.extractelement(g, emit.const_i32(i)) for g in granules for i in range(4)]
-    half = arith.shrui(e, emit.const(1, i32))                       # whole words to skip
-    picks = [arith.cmpi(arith.CmpIPredicate.eq, half, emit.const(j, i32)) for j in range(3)]
-
-    def word(i: int) -> ir.Value:
-        """words[half + i] (half: 0 to 3)."""
-        value = words[i + 3]
-        for j in (2, 1, 0):
-            value = arith.select(picks[j], words[i + j], value)
-        return value
-
-    moved = [word(i) for i in range(5)]
-    bits = arith.muli(arith.andi(e, emit.const(1, i32)), emit.const(16, i32))
-    out = [llvm.intr_fshr(moved[m + 1], moved[m], bits) for m in range(4)]
-    return emit.build_vector(out)
+    mid = arith.trunci(i32, arith.andi(address, emit.const(2, i64)))   # 2: starts mid-word
+    word0 = llvm.inttoptr(pointer.type, arith.andi(address, emit.const(~3, i64)))
+    odd = arith.cmpi(arith.CmpIPredicate.ne, mid, emit.const(0, i32))
+    before = arith.index_cast(emit.index(), arith.shrui(mid, emit.const(1, i32)))
+    words = []
+    for k in range(5):
+        at = emit.gep(word0, i32, k)
+        ok = need(k, before) if need is not None else None
+        if k == 4:
+            ok = odd if ok is None else arith.andi(ok, odd)
+        if ok is not None:
+            at = llvm.select(ok, at, safe)
+        words.append(emit.load(i32, at, align=4))
+    bits = arith.shli(mid, emit.const(3, i32))                         # 0 or 16
+    return emit.build_vector([llvm.intr_fshr(words[m + 1], words[m], bits) for m in range(4)])
 
 
 def emit_runs(ctx, p: RegisterPlan, value_of) -> None:
@@ -117,8 +107,8 @@ def emit_runs(ctx, p: RegisterPlan, value_of) -> None:
           when=[register_and_memory, same_shape_and_type, scope_reaches, replicas_load_only,
                 inside_buffers])
 def lower_realigned_registers(ctx):
-    """Memory -> registers in 16-byte runs at a run-time offset not known to be aligned: two
-    aligned 16-byte loads a run and a funnel shift, not 8 loads of 2 bytes."""
+    """Memory -> registers in 16-byte runs at a run-time offset not known to be aligned: five
+    aligned 4-byte loads a run and a funnel shift, not 8 loads of 2 bytes."""
     p = plan(ctx)
 
     def build():

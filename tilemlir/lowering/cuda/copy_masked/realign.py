@@ -1,10 +1,11 @@
-"""copy_masked memory -> registers in realigned 16-byte runs (copy/realign.py): a granule is
+"""copy_masked memory -> registers in realigned 16-byte runs (copy/realign.py): a word is
 read only where it holds an element in range, and the elements out of range get the fill.
 
-After, per run whose first element is at window coordinates c (last dim c[-1] = j):
+After, per run whose first element is at window coordinates c (last dim c[-1] = j), o = 1
+where it starts mid-word (else 0):
 
-    granule k (0, 1) holds elements j - e + 8k .. + 7: read where the run's other dims are in
-    range and lower <= j - e + 8k + 7, j - e + 8k < bound (lower: 0 without lower bounds)
+    word k (0 to 4) holds elements j - o + 2k, + 1: read where the run's other dims are in
+    range and lower <= j - o + 2k + 1, j - o + 2k < bound (lower: 0 without lower bounds)
     element i of the run: in range where lower <= j + i < bound, else the fill
 """
 
@@ -40,12 +41,11 @@ def _emit(ctx, p):
         others = masks.in_range(ctx, coords[:last] + [neutral], skip_last_upper=True)
         j = emit.as_index(coords[last])
 
-        def need(k, e):
-            first = arith.subi(emit.add(j, 8 * k), arith.index_cast(emit.index(), e))
+        def need(k, before):
+            first = arith.subi(emit.add(j, 2 * k), before)      # word k's first element
             ok = arith.cmpi(arith.CmpIPredicate.slt, first, masks.bound_values(ctx)[last])
             if lower is not None:
-                past = arith.cmpi(arith.CmpIPredicate.sge, emit.add(first, RUN - 1),
-                                  lower[last])
+                past = arith.cmpi(arith.CmpIPredicate.sge, emit.add(first, 1), lower[last])
                 ok = arith.andi(ok, past)
             return ok if others is None else arith.andi(ok, others)
 
@@ -66,7 +66,7 @@ def _emit(ctx, p):
           when=[register_and_memory, same_shape_and_type, scope_reaches, replicas_load_only,
                 masks.bounds_per_dim])
 def lower_realigned_registers_masked(ctx):
-    """Memory -> registers in realigned 16-byte runs (copy/realign.py), each granule read only
+    """Memory -> registers in realigned 16-byte runs (copy/realign.py), each word read only
     where it holds an element in range, the fill where out of range."""
     p = plan(ctx)
     return lambda: _emit(ctx, p)
