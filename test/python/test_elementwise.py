@@ -179,8 +179,8 @@ def test_norm_row_plans():
     assert (plan.vector, plan.tiles, plan.staged, plan.width, plan.shifted) == \
         (8, 7, 7, 8192, True)                         # shifted: 16-byte accesses
     assert not row_plan(65540, "float32").shifted     # 4 x 4 bytes: 16-byte accesses already
-    plan = row_plan(128256, "bfloat16")               # 12 tiles staged, 4 read twice
-    assert (plan.vector, plan.tiles, plan.staged) == (8, 16, 12)
+    plan = row_plan(128256, "bfloat16")               # keeps an SM: tiles of 16384 elements,
+    assert (plan.vector, plan.tiles, plan.staged, plan.width) == (8, 8, 6, 16384)  # 2 twice
 
 
 def test_norm_factories_refuse_bad_arguments():

@@ -325,7 +325,8 @@ def test_cluster_rows_ptx(op):
 def test_no_spills(op, N):
     usage = resource_usage(_ptx(op, N, "bfloat16"), "sm_90a")
     assert usage.spill_stores == usage.spill_loads == 0, usage
-    assert usage.registers <= 96, usage
+    # a row that keeps an SM to itself (one CTA of 16 warps) may have the registers it leaves
+    assert usage.registers <= (128 if 2 * N > norms.ONE_CTA_ROW_BYTES else 96), usage
 
 
 def test_very_long_rows_with_a_run_time_m_compile():

@@ -66,6 +66,13 @@ MAX_STAGE_BYTES = 200 * 1024    # what a CTA may stage (the H200's 227 KiB less 
 SM_SHARED_BYTES = 228 * 1024    # shared memory of an H100 / H200 SM, for all its CTAs
 CTA_RESERVED_BYTES = 1024       # of which the driver keeps this much per CTA
 SM_THREADS = 2048
+# Long rows of more bytes than this stage so much that one CTA keeps an SM to itself; those of
+# 16-bit elements that start on 16 bytes take tiles of twice the width (32 elements a thread a
+# tile; up to 128 registers, which one CTA of 16 warps an SM has): one run, bfloat16
+# (results/2026-12-02-session6/runH), RMSNorm 68% -> 86% of a copy's bandwidth at N = 100000,
+# 81% -> 85% at 128256, 74% -> 80% at 151936; LayerNorm 63% -> 79%, 71% -> 78%, 65% -> 74%;
+# softmax 68% -> 71% at 128256, 56% -> 59% at 151936, level at 65536 and 100000.
+ONE_CTA_ROW_BYTES = (SM_SHARED_BYTES // 2 - CTA_RESERVED_BYTES) // 1024 * 1024
 UNROLLED_TILES = 32         # longer rows loop over their unstaged tiles
 OPS = ("softmax", "rms_norm", "layer_norm")
 DTYPES = ("float16", "bfloat16", "float32")
@@ -202,9 +209,11 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
     if N > REGISTER_ROW_MAX:
         vector = VECTOR if shift else vector
         per = STAGE_PER_THREAD if per_thread is None else per_thread
-        if shift and op == "layer_norm" and per_thread is None:
-            per //= 2
-
+        if per_thread is None and N * _elem_bytes(dtype) > ONE_CTA_ROW_BYTES \
+                and _elem_bytes(dtype) == 2 and not shift:
+            per *= 2                # wider tiles for a row that keeps an SM to itself
+        elif per_thread is None and shift and op == "layer_norm":
+            per //= 2               # the shifted weight and bias in 64 registers
         chunks = max(1, per // vector)
         width = chunks * stage_warps * 32 * vector
         tiles = -(-(N + shift) // width)
