@@ -129,3 +129,75 @@ def test_bad_bounds_and_fills_name_the_problem(call, message):
         call(S, A)
     with pytest.raises(KernelError, match=message):
         k.build()
+
+
+# ------------------------------------------------------------------ lower bounds, split runs
+
+@pytest.mark.parametrize("M,N,fill", [(9, 301, -1.0), (5, 1, 0.0), (4, 1030, 2.0), (3, 8, 0.0)])
+def test_shifted_rows_interpreted(M, N, fill):
+    """(lower, upper) bounds: a window that starts before its row (and before W) reads the fill
+    there and writes nothing there."""
+    import numpy as np
+    from masked_kernels import expected_shifted, shifted_rows
+    from tilemlir.reference import interpret
+    rng = np.random.default_rng(N)
+    x = rng.standard_normal((M, N)).astype(np.float16)
+    w = rng.standard_normal(N).astype(np.float16)
+    width = -(-(N + 7) // 256) * 256
+    y = np.full((M, N), np.nan, np.float16)
+    seen, v = (np.full((M, width), np.nan, np.float16) for _ in range(2))
+    interpret(shifted_rows(M, N, "float16", fill), x, w, y, seen, v)
+    want_seen, want_v = expected_shifted(x, w, fill)
+    np.testing.assert_array_equal(y, x)
+    np.testing.assert_array_equal(seen, want_seen)
+    np.testing.assert_array_equal(v, want_v)
+
+
+@needs_ptxas
+def test_shifted_rows_keep_16_byte_accesses():
+    """The row's loads and stores stay 16 bytes wide (split element by element only where a
+    bound cuts a run), the weight's loads are realigned 4-byte words; ptxas takes it."""
+    from masked_kernels import shifted_rows
+    ptx = _ptx(shifted_rows(9, 301, "float16", -1.0))
+    assemble(ptx, "sm_90a")
+    assert len(re.findall(r"ld\.global\.v4\.b32", ptx)) == 2       # 2 runs a thread
+    assert len(re.findall(r"st\.global\.v4\.b32", ptx)) == 3 * 2     # Y, Seen and V
+    assert len(re.findall(r"ld\.global\.b32", ptx)) == 2 * 5         # 5 words a run
+    assert "prmt.b32" in ptx                                          # the funnel shift
+    assert len(re.findall(r"st\.global\.b16", ptx)) <= 2 * 8         # a cut run's elements
+
+
+@pytest.mark.parametrize("bounds, message", [
+    ((1, (1, 2, 3)), r"bounds\[1\] is an extent or a \(lower, upper\) pair"),
+    ((1, ("a", 2)), r"bounds\[1\]\[0\] must be an int or a device integer"),
+])
+def test_bad_lower_bounds_name_the_problem(bounds, message):
+    @T.prim_func
+    def bad(A: T.Buffer((4, 64), "float16")):
+        T.cta_id([1])
+        T.lane_id([32])
+        x = T.alloc_local((1, 64), "float16",
+                          layout=T.TileLayout(T.S[(1, 32, 2):(1, 1 @ T.laneid, 1)]))
+        Tx.warp.copy(x, A[0:1, :], bounds=bounds)
+
+    with pytest.raises(KernelError, match=message):
+        tilemlir.compile(bad, target="sm_90a", cache=False)
+
+
+def test_min_ctas_per_sm():
+    @T.prim_func
+    def two(A: T.Buffer((64,), "float32")):
+        T.cta_id([1])
+        T.thread_id([64])
+        T.min_ctas_per_sm(2)
+        A[0] = A[1]
+
+    assert re.search(r"\.minnctapersm\s+2", _ptx(two))
+    with pytest.raises(KernelError, match="T.min_ctas_per_sm takes an integer from 1 to 32"):
+        @T.prim_func
+        def zero(A: T.Buffer((64,), "float32")):
+            T.cta_id([1])
+            T.thread_id([64])
+            T.min_ctas_per_sm(0)
+
+        tilemlir.compile(zero, target="sm_90a", cache=False)

@@ -50,3 +50,25 @@ def test_through_registers(M, N, dtype, fill):
     a, d, seen = _run(through_registers(M, N, dtype, fill), M, N, dtype)
     np.testing.assert_array_equal(d, a)
     np.testing.assert_array_equal(seen, expected_seen(a, M, N, fill))
+
+
+@pytest.mark.parametrize("M,N", [(9, 301), (5, 1), (17, 1030), (3, 8), (33, 4097)])
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_shifted_rows(M, N, dtype):
+    """Rows read and written from the 16-byte boundary below each row's start, lower and upper
+    bounds cutting the 16-byte runs at the row's ends (split element by element), and the
+    weight read realigned through a window that starts before it: against numpy, outputs
+    NaN-poisoned."""
+    from masked_kernels import expected_shifted, shifted_rows
+    t = DTYPES[dtype]
+    x = torch.randn(M, N, device="cuda").to(t)
+    w = torch.randn(N, device="cuda").to(t)
+    width = -(-(N + 7) // 256) * 256
+    y = torch.full((M, N), float("nan"), device="cuda", dtype=t)
+    seen, v = (torch.full((M, width), float("nan"), device="cuda", dtype=t) for _ in range(2))
+    tilemlir.compile(shifted_rows(M, N, dtype, -2.0), target="sm_90a")(x, w, y, seen, v)
+    torch.cuda.synchronize()
+    want_seen, want_v = expected_shifted(x.float().cpu().numpy(), w.float().cpu().numpy(), -2.0)
+    np.testing.assert_array_equal(y.float().cpu().numpy(), x.float().cpu().numpy())
+    np.testing.assert_array_equal(seen.float().cpu().numpy(), want_seen)
+    np.testing.assert_array_equal(v.float().cpu().numpy(), want_v)

@@ -21,11 +21,15 @@ How a row is held (`row_plan`):
   whose length is not a whole number of them are masked: loads read `fill` there (-inf before
   softmax's max, 0 before a sum), stores skip them; rows past M likewise.
 - **through shared memory in tiles** (longer rows): a CTA of STAGE_WARPS warps takes the row in
-  tiles of `width` elements (STAGE_PER_THREAD a thread). Up to STAGE_BYTES of the row are
-  copied to shared memory at once by cp.async (every tile in flight before the first is
-  used; a row that does not start on 16 bytes is copied as the 16-byte aligned span around it,
-  so that the copies stay 16 bytes wide); the rest, if any, is read from global memory in the
-  first pass and again in the second (from L2, in practice). Each thread keeps statistics of
+  tiles of `width` elements (STAGE_PER_THREAD a thread; twice that for a row that keeps an SM
+  to itself, ONE_CTA_ROW_BYTES). Up to STAGE_BYTES of the row are copied to shared memory at
+  once by cp.async (every tile in flight before the first is used); the rest, if any, is read
+  from global memory in the first pass and again in the second (from L2, in practice). A row
+  that does not start on 16 bytes is held shifted (RowPlan.shifted): tiled from the 16-byte
+  boundary below its start through a flat view of X and Y, its `lead` elements before it and
+  those past its end masked (bounds with a lower bound), so that every access is 16 bytes
+  wide but at the row's two ends (split there element by element), and its weight and bias
+  are read realigned (aligned 4-byte words shifted into place). Each thread keeps statistics of
   its own elements over the tiles (a running max and a sum rescaled by exp(old max - new max)
   for softmax: online softmax; a sum of squares for RMSNorm; for LayerNorm the sums of the
   deviations from tile 0's mean and of their squares, one pass as well), which one CTA
@@ -196,13 +200,11 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
     # A long row whose accesses would be narrower than 16 bytes is held shifted: from the
     # VECTOR-aligned element at or below its start (its `lead` elements before it, up to
     # VECTOR - 1 more after it, masked), so that its accesses stay 16 bytes wide but for the
-    # two ends. Measured against 2-byte accesses in one run (results/2026-12-02-session6/runC):
-    # softmax 85% of a copy's bandwidth against 71% at 1336 x 50257, RMSNorm 75% against 64%;
-    # but rows held in registers lost (softmax 70% against 84% at 4097, RMSNorm 59% against
-    # 85% at 1025: the weight's loads at a run-time offset, more registers). Long rows only.
-    # LayerNorm, whose weight and bias load an element at a time either way, is level at
-    # 50257 (53% against 54%) and behind at 20001 (54% against 63%, where the 2-byte
-    # path staged the span around the row in 16-byte cp.async chunks): what is left to do.
+    # two ends, and its weight and bias load realigned (copy/realign.py). Against the 2-byte
+    # path at 1336 x 50257 (results/2026-12-02-session6, runC and runG): softmax 85% / 79% of
+    # a copy's bandwidth against 71% / 70%, RMSNorm 86% against 64%, LayerNorm 68% / 67%
+    # against 54%. Rows held in registers lost when shifted (softmax 70% against 84% at 4097,
+    # RMSNorm 59% against 85% at 1025, runC): they keep 2-byte accesses.
     shift = VECTOR - 1 if vector * _elem_bytes(dtype) < 16 and max_vector >= VECTOR \
         and N > REGISTER_ROW_MAX else 0
     accesses = -(-N // vector)
@@ -226,13 +228,11 @@ def row_plan(N: int, dtype: str = "float16", per_thread: int | None = None,
         return RowPlan(N, vector, lanes, 1, ROW_WARPS, 1)
     if N <= 32 * max(per_thread, vector):               # a warp per row
         return RowPlan(N, vector, 32, 1, ROW_WARPS, -(-accesses // 32))
-    if shift:
-        vector, accesses = VECTOR, -(-(N + shift) // VECTOR)
     # several warps per row, about per_thread elements a thread, the fewest padded accesses
     least = min(32, -(-N // (32 * per_thread)))
     warps = min(range(least, min(32, 2 * least) + 1),
                 key=lambda w: (w * 32 * -(-accesses // (w * 32)), w))
-    return RowPlan(N, vector, 32, warps, 1, -(-accesses // (warps * 32)), shifted=bool(shift))
+    return RowPlan(N, vector, 32, warps, 1, -(-accesses // (warps * 32)))
 
 
 MAX_ROWS = 2 ** 31 - 1      # a kernel's rows are counted in 32 bits (its run-time M, its grid)
@@ -340,11 +340,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
         peak = T.alloc_local((R, 1), "float32", layout=stat)
         total = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
-        if plan.shifted:
-            start, lead = _shift(N, row)
-            Tx.cta.copy(x, _flat(X, N, start, 0, width), bounds=_shifted_bounds(N, lead),
-                        fill=float("-inf"))
-        elif masked:
+        if masked:
             Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds, fill=float("-inf"))
         else:
             Tx.cta.copy(x, X[row:row + 1, :])
@@ -356,9 +352,7 @@ def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
         Tx.cta.div(total, 1.0, total)
         Tx.cta.mul(xf, xf, total)
         Tx.cta.cast(x, xf)
-        if plan.shifted:
-            Tx.cta.copy(_flat(Y, N, start, 0, width), x, bounds=_shifted_bounds(N, lead))
-        elif masked:
+        if masked:
             Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
         else:
             Tx.cta.copy(Y[row:row + 1, :], x)
@@ -394,11 +388,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
         wf = T.alloc_local((width,), "float32", layout=w_layout)
         scale = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
-        if plan.shifted:                # W's element j - lead for the row's at j
-            start, lead = _shift(N, row)
-            Tx.cta.copy(x, _flat(X, N, start, 0, width), bounds=_shifted_bounds(N, lead))
-            Tx.cta.copy(w, W[0 - lead:width - lead], bounds=_shifted_bounds(N, lead)[1:])
-        elif masked:
+        if masked:
             Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
             Tx.cta.copy(w, W[0:width], bounds=(N,))
         else:
@@ -414,9 +404,7 @@ def rms_norm(M, N: int, dtype: str = "float16", eps: float = 1e-6,
         Tx.cta.cast(wf, w)
         Tx.cta.mul(xf, xf, wf)
         Tx.cta.cast(x, xf)
-        if plan.shifted:
-            Tx.cta.copy(_flat(Y, N, start, 0, width), x, bounds=_shifted_bounds(N, lead))
-        elif masked:
+        if masked:
             Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
         else:
             Tx.cta.copy(Y[row:row + 1, :], x)
@@ -455,28 +443,15 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
         mean = T.alloc_local((R, 1), "float32", layout=stat)
         rstd = T.alloc_local((R, 1), "float32", layout=stat)
         bounds = (_rows_bound(M, row, R), N)
-        if plan.shifted:                # W's and B's element j - lead for the row's at j
-            start, lead = _shift(N, row)
-            Xs, Ys = _flat(X, N, start, 0, width), _flat(Y, N, start, 0, width)
-            Ws, Bs = W[0 - lead:width - lead], B[0 - lead:width - lead]
-            bounds, v_bounds = _shifted_bounds(N, lead), _shifted_bounds(N, lead)[1:]
-        else:
-            Xs, Ys = X[row:row + R, 0:width], Y[row:row + R, 0:width]
-            Ws, Bs, v_bounds = W[0:width], B[0:width], (N,)
-        Tx.cta.copy(x, Xs, bounds=bounds)
+        Tx.cta.copy(x, X[row:row + R, 0:width], bounds=bounds)
         Tx.cta.cast(xf, x)
         Tx.cta.sum(mean, xf, axis=1, scratch=red)
         Tx.cta.mul(mean, mean, 1.0 / N)
         Tx.cta.sub(xf, xf, mean)
-        if padded:                      # the columns outside the row read 0: no deviation
+        if padded:                      # the columns past N read 0: no deviation there
             cols = T.alloc_local((R, width), "int32", layout=layout)
             inside = T.alloc_local((R, width), "bool", layout=layout)
-            if plan.shifted:
-                Tx.cta.iota(cols, 1, offset=0 - lead)
-                Tx.cta.compare(inside, cols, ">=", 0)
-                Tx.cta.select(xf, inside, xf, 0.0)
-            else:
-                Tx.cta.iota(cols, 1)
+            Tx.cta.iota(cols, 1)
             Tx.cta.compare(inside, cols, "<", N)
             Tx.cta.select(xf, inside, xf, 0.0)
         Tx.cta.mul(sq, xf, xf)
@@ -485,14 +460,14 @@ def layer_norm(M, N: int, dtype: str = "float16", eps: float = 1e-5,
         Tx.cta.add(rstd, rstd, float(eps))
         Tx.cta.rsqrt(rstd, rstd)
         Tx.cta.mul(xf, xf, rstd)
-        Tx.cta.copy(w, Ws, bounds=v_bounds)
+        Tx.cta.copy(w, W[0:width], bounds=(N,))
         Tx.cta.cast(wf, w)
         Tx.cta.mul(xf, xf, wf)
-        Tx.cta.copy(w, Bs, bounds=v_bounds)
+        Tx.cta.copy(w, B[0:width], bounds=(N,))
         Tx.cta.cast(wf, w)
         Tx.cta.add(xf, xf, wf)
         Tx.cta.cast(x, xf)
-        Tx.cta.copy(Ys, x, bounds=bounds)
+        Tx.cta.copy(Y[row:row + R, 0:width], x, bounds=bounds)
 
     return layer_norm
 
