@@ -3,9 +3,10 @@
 // --explain-dispatch: per tile op, its line, the variants tried first and why each lost, the one
 // chosen, what it emits (counted) and the bytes it moves per thread and per CTA.
 
-// CHECK:      tile.copy at {{.*}}explain-dispatch.mlir:[[@LINE+23]]:5 (warp scope)
+// CHECK:      tile.copy at {{.*}}explain-dispatch.mlir:[[@LINE+24]]:5 (warp scope)
 // CHECK-NEXT:   rejected ldmatrix (priority 20): shared_to_registers: ldmatrix copies shared memory to registers; src is in global, dst in shared
 // CHECK-NEXT:   rejected stmatrix (priority 20): registers_to_shared: stmatrix copies registers to shared memory; src is in global, dst in shared; target: stmatrix is not available on sm_80
+// CHECK-NEXT:   rejected realigned_registers (priority 11): register_and_memory: needs one operand in registers and the other in global or shared memory; dst is in shared, src in global
 // CHECK-NEXT:   chosen cooperative (priority 10)
 // CHECK-NEXT:   emits {{.*}}16 llvm.load, 16 llvm.store, {{.*}}
 // 64x64 f16 = 8192 B read from global, written to shared, by each of the 4 warps: 256 B of

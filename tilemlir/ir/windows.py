@@ -53,10 +53,14 @@ class BufferRef:
     def dynamic_terms(self):
         """Per dynamic slice offset: ([(extent, stride)] of its dim's memory iterators, value).
         Iterators of extent 1 move nothing (and grouping may file one under a neighbouring
-        dim); a dim of extent 1 has none: its only offset in range is 0."""
+        dim); a dim of extent 1 keeps its own iterator's stride: its only offset in range is 0,
+        but a masked window may start before or past its buffer (a row of one element read
+        from the 16-byte boundary below it), and the interpreter counts that offset too."""
         for src, dim, value in self.dynamic:
             group = src.layout.replace(offset={}).group(src.shape)[dim]
             iters = [(it.extent, it.stride) for it in group if it.axis == "m" and it.extent > 1]
+            if not iters and src.shape[dim] == 1:
+                iters = [(1, it.stride) for it in group if it.axis == "m"][:1]
             if iters:
                 yield iters, value
 
