@@ -15,11 +15,15 @@ After, per run at address p (mid = p mod 4: 0, or 2 where the run starts mid-wor
     word m of the run = fshr(%w_(m+1), %w_m, 8 * mid)            (llvm.intr.fshr, m = 0..3)
 
 where vector_registers would narrow every access to what the offset is known to divide into (2
-bytes for an odd one: 8 loads a run, each in a register of its own, 54% of a copy's
-bandwidth for LayerNorm at N = 50257 against 71% so). (Two 16-byte granules a run and a
-word shift chosen at run time took twice the instructions of the aligned kernel: 58 against
-31 million, ncu, results/2026-12-02-session6/runF.) A word is read only where it holds an
-element of the window, so nothing is read outside the buffer's own 4-byte words; masked copies
+bytes for an odd one: 8 loads a run, each in a register of its own). LayerNorm's shifted rows
+(norms.py) reached 67-68% of a copy's bandwidth at N = 50257 so, against 54% (RMSNorm 86%
+against 64%); two 16-byte granules a run and a word chosen at run time took twice the
+aligned kernel's instructions (58 against 31 million, ncu; results/2026-12-02-session6).
+
+A word is read only where it holds an element of the window, so nothing is read outside the
+buffer's own 4-byte words (a buffer of 16-bit elements whose last element opens a word is read
+up to 2 bytes past its end, never past that word: allocations are whole words, and
+compute-sanitizer memcheck, run on torch's, does not flag it). Masked copies
 (copy_masked/realign.py) read a word only where it holds an element in range, and put the fill
 in the elements out of range. Global or shared memory, 16-bit elements, unswizzled, loads only.
 """
