@@ -7,8 +7,8 @@ lower[d] <= i[d] < bounds[d] for every d (lower[d] = 0 without lower bounds). Th
 the window in accesses of n elements along its last dim (a 16-byte chunk, a run of register
 slots); an access is either wholly in range or wholly out, which holds when n divides the last
 dim's bounds (`last_dim_width` narrows n until the value analysis proves it), or the access is
-split at the edge (`edge_valid`: a run of register slots tested whole, element by element where
-it straddles a bound). A dim whose bound is a constant at least its extent (and whose lower
+split at the edge (`in_range(..., last_span=n)` tests a run of register slots whole; one that
+straddles a bound goes element by element: copy_masked/registers.py). A dim whose bound is a constant at least its extent (and whose lower
 bound is a constant at most 0) needs no test: with every bound so, the masked variants emit
 what the unmasked ones do.
 """
@@ -102,17 +102,19 @@ def unravel(flat: Index, shape) -> list[Index]:
 
 
 def in_range(ctx, coords: list[Index], last_span: int = 1,
-             skip_last_upper: bool = False) -> ir.Value | None:
+             skip_last: bool = False) -> ir.Value | None:
     """i1: the element at `coords` (of the window) is in range, and with last_span > 1 so are
-    the last_span - 1 after it along the last dim (skip_last_upper: but the last dim's bound
-    is not tested); None when no dim is tested."""
+    the last_span - 1 after it along the last dim (skip_last: the last dim is not tested, its
+    coordinate unused); None when no dim is tested."""
     bounds, lower = bound_values(ctx), lower_values(ctx)
     last = _rank(ctx) - 1
     tests = []
     for d in tested_lower_dims(ctx):
-        tests.append(arith.cmpi(arith.CmpIPredicate.sge, emit.as_index(coords[d]), lower[d]))
+        if not (skip_last and d == last):
+            tests.append(arith.cmpi(arith.CmpIPredicate.sge, emit.as_index(coords[d]),
+                                    lower[d]))
     for d in tested_dims(ctx):
-        if skip_last_upper and d == last:
+        if skip_last and d == last:
             continue
         c = coords[d] if d != last or last_span == 1 else emit.add(coords[d], last_span - 1)
         tests.append(arith.cmpi(arith.CmpIPredicate.slt, emit.as_index(c), bounds[d]))

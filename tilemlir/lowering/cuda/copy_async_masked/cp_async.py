@@ -66,7 +66,7 @@ def _partial_bytes(ctx, p: ChunkPlan, j: int, t) -> ir.Value:
     left = arith.minsi(arith.maxsi(left, emit.const_index(0)), emit.const_index(p.n))
     elem_bytes = max(ctx.buffer("dst").elem_bits // 8, 1)
     nbytes = arith.index_cast(emit.i32(), emit.mul(left, elem_bytes))
-    others = masks.in_range(ctx, coords, skip_last_upper=True)
+    others = masks.in_range(ctx, coords, skip_last=True)
     if others is None:
         return nbytes
     return arith.select(others, nbytes, emit.const(0, emit.i32()))

@@ -20,7 +20,7 @@ from tilemlir.lowering.cuda import fragments, masks
 from tilemlir.lowering.cuda.copy.realign import RUN, emit_runs, plan, realigned_load
 from tilemlir.lowering.cuda.copy.registers import register_and_memory, scope_reaches
 from tilemlir.lowering.cuda.copy.vector import replicas_load_only
-from tilemlir.lowering.cuda.copy_masked.registers import _run_coordinates
+from tilemlir.lowering.cuda.copy_masked.registers import run_coordinates
 from tilemlir.lowering.cuda.predicates import same_shape_and_type
 
 
@@ -35,10 +35,8 @@ def _emit(ctx, p):
 
     def value_of(run, pointer, t):
         coords = [emit.add(fit.emit(t), first)
-                  for fit, first in _run_coordinates(table, reg.shape, run.slot)]
-        # the other dims (the last one's lower test given its own bound: always passes)
-        neutral = lower[last] if last in masks.tested_lower_dims(ctx) else 0
-        others = masks.in_range(ctx, coords[:last] + [neutral], skip_last_upper=True)
+                  for fit, first in run_coordinates(table, reg.shape, run.slot)]
+        others = masks.in_range(ctx, coords, skip_last=True)       # the other dims
         j = emit.as_index(coords[last])
 
         def need(k, before):

@@ -42,7 +42,7 @@ from tilemlir.lowering.cuda.copy.vector import (MAX_BYTES, RegisterPlan, plan_re
 from tilemlir.lowering.cuda.predicates import same_shape_and_type
 
 
-def _run_coordinates(table: np.ndarray, shape, slot: int):
+def run_coordinates(table: np.ndarray, shape, slot: int):
     """Per dim, (thread-affine fit, value at thread 0) of the window coordinate of the element
     each thread keeps in `slot`; None when one is not affine in the thread index."""
     coords = np.unravel_index(table[:, slot], shape)
@@ -96,16 +96,17 @@ def plan(ctx, reg_name: str, mem_name: str) -> tuple[RegisterPlan, np.ndarray, b
 
 def _check_affine(table: np.ndarray, shape, p: RegisterPlan) -> None:
     for run in p.runs:
-        if _run_coordinates(table, shape, run.slot) is None:
+        if run_coordinates(table, shape, run.slot) is None:
             raise Reject(f"the window coordinates of register slot {run.slot} are not an affine "
                          f"function of the thread index")
 
 
-def _split_run(ctx, coords, run, vt, reg, reg_ptr, mem, mem_ptr, mem_base, reg_name, width):
+def _split_run(ctx, coords, run, vt, reg, reg_base, mem_ptr, mem_base, reg_name, width):
     """One run that may straddle a bound: a whole access where all of it is in range, else
     its elements one by one, each tested (out of range: the fill into registers, nothing into
     memory)."""
     elem = reg.type.elem
+    reg_ptr = addresses.slot_pointer(reg, run.slot, reg_base)
     whole = masks.in_range(ctx, coords, last_span=run.n)
     branch = scf.IfOp(whole, [vt] if reg_name == "dst" else [], has_else=True)
     with ir.InsertionPoint(branch.then_block):
@@ -124,8 +125,7 @@ def _split_run(ctx, coords, run, vt, reg, reg_ptr, mem, mem_ptr, mem_base, reg_n
             if reg_name == "dst":
                 parts.append(masks.guarded_load(elem, mem_i, mem_base, valid, fill, width))
             else:
-                value = emit.load(elem, addresses.slot_pointer(reg, run.slot + i,
-                                                               addresses.storage(reg)),
+                value = emit.load(elem, addresses.slot_pointer(reg, run.slot + i, reg_base),
                                   align=width)
                 guard = scf.IfOp(valid)
                 with ir.InsertionPoint(guard.then_block):
@@ -149,13 +149,12 @@ def _emit(ctx, p: RegisterPlan, table: np.ndarray, reg_name: str, mem_name: str,
     pointers = p.access.pointers(t, mem_base)
     for run, mem_ptr in zip(p.runs, pointers):
         coords = [emit.add(fit.emit(t), first)
-                  for fit, first in _run_coordinates(table, reg.shape, run.slot)]
+                  for fit, first in run_coordinates(table, reg.shape, run.slot)]
         vt = vector_type(run.n, elem)
-        reg_ptr = addresses.slot_pointer(reg, run.slot, reg_base)
         if split:
-            _split_run(ctx, coords, run, vt, reg, reg_ptr, mem, mem_ptr, mem_base, reg_name,
-                       width)
+            _split_run(ctx, coords, run, vt, reg, reg_base, mem_ptr, mem_base, reg_name, width)
             continue
+        reg_ptr = addresses.slot_pointer(reg, run.slot, reg_base)
         valid = masks.in_range(ctx, coords)
         if reg_name == "dst":
             value = masks.guarded_load(vt, mem_ptr, mem_base, valid, masks.fill_value(ctx, vt),
