@@ -102,11 +102,16 @@ gpu.module @m {
 
 // -----
 
-// Rows of 13 f16 are 2-byte aligned: the chunks narrow to single elements, and cp.async (4
-// bytes at least) gives way to the synchronous masked load.
+// Rows of 13 f16 are 2-byte aligned: cp.async (4 bytes at least) gives way to a load done at
+// once, each 16-byte chunk of the shared tile read from the aligned 4-byte words around its
+// source (copy_async_masked/realign.py: a word only where it holds an element in range) and
+// stored whole.
 // CHECK-LABEL: gpu.func @odd_rows
 // CHECK-NOT: nvvm.cp.async.shared.global
-// CHECK: llvm.load {{.*}} -> f16
+// CHECK: llvm.load {{.*}} {alignment = 4 : i64} : !llvm.ptr<1> -> i32
+// CHECK: llvm.intr.fshr
+// CHECK: llvm.store {{.*}} {alignment = 16 : i64} : vector<8xf16>, !llvm.ptr<3>
+// CHECK-NOT: -> f16
 !A = !tile.buf<array<i64: 100, 13>, f16, "global", #tile.layout<"S[(100, 13):(13, 1)]">>
 !W = !tile.buf<array<i64: 64, 64>, f16, "global", #tile.layout<"S[(64, 64):(13, 1)]">>
 !Sm = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)]">>

@@ -218,12 +218,17 @@ def _chunk_width(refs, names, max_bytes) -> int:
     return n
 
 
-def plan_chunks(ctx, names, nthreads: int, max_bytes: int = MAX_BYTES) -> ChunkPlan:
-    """How `nthreads` threads move the buffers `names` (same shape) chunk by chunk."""
+def plan_chunks(ctx, names, nthreads: int, max_bytes: int = MAX_BYTES,
+                unaligned: str | None = None) -> ChunkPlan:
+    """How `nthreads` threads move the buffers `names` (same shape) chunk by chunk;
+    `unaligned`: a buffer whose chunks need not be aligned (its reads are realigned:
+    copy_async_masked/realign.py)."""
     refs = [windows.resolve(ctx.operand(name)) for name in names]
     n = _chunk_width(refs, [name.upper() for name in names], max_bytes)
     narrowed = None
     for ref, name in zip(refs, names):
+        if name == unaligned:
+            continue
         limit, why = alignment.vector_limit(ref, max_bytes)
         if limit < n:
             n, narrowed = limit, f"{name} allows {limit}-element accesses: {why}"

@@ -11,6 +11,7 @@ where it starts mid-word (else 0):
 
 from __future__ import annotations
 
+from mlir import ir
 from mlir.dialects import arith
 
 from tilemlir.dispatch.registry import register
@@ -24,38 +25,45 @@ from tilemlir.lowering.cuda.copy_masked.registers import run_coordinates
 from tilemlir.lowering.cuda.predicates import same_shape_and_type
 
 
+def masked_run(ctx, coords, pointer, safe, elem) -> ir.Value:
+    """vector<4xi32>: the RUN elements from window coordinates `coords` on (along the last
+    dim), read realigned from `pointer`: a word only where it holds an element in range, the
+    fill (the op's; 0 without one) in the elements out of range."""
+    last = len(coords) - 1
+    lower = masks.lower_values(ctx)
+    others = masks.in_range(ctx, coords, skip_last=True)       # the other dims
+    j = emit.as_index(coords[last])
+
+    def need(k, before):
+        first = arith.subi(emit.add(j, 2 * k), before)      # word k's first element
+        ok = arith.cmpi(arith.CmpIPredicate.slt, first, masks.bound_values(ctx)[last])
+        if lower is not None:
+            past = arith.cmpi(arith.CmpIPredicate.sge, emit.add(first, 1), lower[last])
+            ok = arith.andi(ok, past)
+        return ok if others is None else arith.andi(ok, others)
+
+    words = realigned_load(pointer, safe, need)
+    inside = [masks.in_range(ctx, coords[:last] + [emit.add(coords[last], i)])
+              for i in range(RUN)]
+    if all(v is None for v in inside):
+        return words
+    values = emit.bitcast(emit.vector_type(RUN, elem), words)
+    valid = emit.build_vector([v if v is not None else emit.const(1, emit.i1())
+                               for v in inside])
+    fill = masks.fill_value(ctx, emit.vector_type(RUN, elem))
+    return emit.bitcast(words.type, arith.select(valid, values, fill))
+
+
 def _emit(ctx, p):
     reg = fragments.register_ref(ctx, "dst")
     table = fragments.slot_table(reg.type, p.threads)
     safe = addresses.storage(windows.resolve(ctx.operand("src")))
-    last = len(reg.shape) - 1
-    lower = masks.lower_values(ctx)
     elem = windows.resolve(ctx.operand("dst")).type.elem
-    fill = masks.fill_value(ctx, emit.vector_type(RUN, elem))
 
     def value_of(run, pointer, t):
         coords = [emit.add(fit.emit(t), first)
                   for fit, first in run_coordinates(table, reg.shape, run.slot)]
-        others = masks.in_range(ctx, coords, skip_last=True)       # the other dims
-        j = emit.as_index(coords[last])
-
-        def need(k, before):
-            first = arith.subi(emit.add(j, 2 * k), before)      # word k's first element
-            ok = arith.cmpi(arith.CmpIPredicate.slt, first, masks.bound_values(ctx)[last])
-            if lower is not None:
-                past = arith.cmpi(arith.CmpIPredicate.sge, emit.add(first, 1), lower[last])
-                ok = arith.andi(ok, past)
-            return ok if others is None else arith.andi(ok, others)
-
-        words = realigned_load(pointer, safe, need)
-        inside = [masks.in_range(ctx, coords[:last] + [emit.add(coords[last], i)])
-                  for i in range(RUN)]
-        if all(v is None for v in inside):
-            return words
-        values = emit.bitcast(emit.vector_type(RUN, elem), words)
-        valid = emit.build_vector([v if v is not None else emit.const(1, emit.i1())
-                                   for v in inside])
-        return emit.bitcast(words.type, arith.select(valid, values, fill))
+        return masked_run(ctx, coords, pointer, safe, elem)
 
     emit_runs(ctx, p, value_of)
 
