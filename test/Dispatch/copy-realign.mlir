@@ -69,3 +69,26 @@ gpu.module @m {
     gpu.return
   }
 }
+
+// -----
+
+// From shared memory, masked, one run a thread of a 2-D window: a staging row read at the
+// shift of D's 16-byte units (parts.StagedStore, the GEMM epilogue for an odd N). The words
+// come from shared memory (address space 3).
+// CHECK-LABEL: gpu.func @realigned_shared_masked
+// CHECK: llvm.select %{{.*}} : i1, !llvm.ptr<3>
+// CHECK: llvm.load %{{.*}} {alignment = 4 : i64} : !llvm.ptr<3> -> i32
+// CHECK-COUNT-4: llvm.intr.fshr
+// CHECK: arith.select %{{.*}} : vector<8xi1>, vector<8xf16>
+!Sm = !tile.buf<array<i64: 128, 136>, f16, "shared", #tile.layout<"S[(128, 136):(136, 1)]">>
+!Sw = !tile.buf<array<i64: 1, 8>, f16, "shared", #tile.layout<"S[(1, 8):(136, 1)]">>
+!R = !tile.buf<array<i64: 1, 8>, f16, "local", #tile.layout<"S[(1, 8):(8, 1)]">>
+gpu.module @m {
+  gpu.func @realigned_shared_masked(%r0: index, %c: index, %rows: index, %lo: index, %hi: index, %first: index) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %s = "tile.alloc_shared"() {offset = 0 : i64} : () -> !Sm
+    %win = "tile.slice"(%s, %r0, %c) {static_offsets = array<i64: -9223372036854775808, -9223372036854775808>} : (!Sm, index, index) -> !Sw
+    %r = "tile.alloc_local"() : () -> !R
+    "tile.copy_masked"(%r, %win, %rows, %hi, %first, %lo) {scope = "thread", fill = 0.0 : f16} : (!R, !Sw, index, index, index, index) -> ()
+    gpu.return
+  }
+}

@@ -388,6 +388,37 @@ def test_split_k_gemms_match_numpy():
           np.zeros(hgemm_hopper.split_k_workspace_shape(M, N, 128, 256, 2), np.float32))
 
 
+STAGED = [  # (kernel, M, N, K, config): N odd or even, tiles past M and N, a run-time M
+    ("hgemm_v6", 70, 131, 64, dict(BM=64, BN=128, STAGES=4, EPI_N=64, SMS=3)),
+    ("hgemm_v6", 130, 263, 40, dict(PRODUCER="cp_async", SMS=2)),
+    ("hgemm_v6", 129, 262, 256, dict(SPLIT_K=2, SMS=3)),
+    ("hgemm_v7", 200, 301, 72, dict(SMS=4)),
+    ("hgemm_v7", None, 77, 64, dict(SMS=2, BN=128, EPI_N=64)),
+]
+
+
+@pytest.mark.parametrize("name, M, N, K, config", STAGED,
+                         ids=[f"{c[0]}-{c[1]}x{c[2]}x{c[3]}" for c in STAGED])
+def test_the_staged_epilogue_stores_rows_of_any_alignment(name, M, N, K, config):
+    """EPILOGUE="staged" (parts.StagedStore): each row's 16-byte units of D read realigned
+    from the padded staging rows, stored whole inside the row, element by element at its two
+    ends; every element written (NaN-poisoned), none outside D (the interpreter's bounds)."""
+    from tilemlir.kernels.hgemm_hopper import split_k_counters_shape, split_k_workspace_shape
+    factory = getattr(hgemm_hopper, name)
+    kernel = factory(M if M is not None else tilemlir.lang.dynamic("M"), N, K,
+                     EPILOGUE="staged", **config)
+    for rows in ([M] if M is not None else [1, 63, 200]):
+        extra = []
+        if config.get("SPLIT_K", 1) > 1:
+            extra = [np.zeros(split_k_workspace_shape(rows, N, 128, 256, 2), np.float32),
+                     np.zeros(split_k_counters_shape(rows, N, 128, 256), np.int32)]
+        a, b = _operands(rows, N, K)
+        d = np.full((rows, N), np.nan, np.float16)
+        tilemlir.interpret(kernel, a, b, d, *extra)
+        assert not np.isnan(d).any()
+        assert _rel_error(d, a.astype(np.float32) @ b.astype(np.float32).T) < 1e-3
+
+
 @pytest.mark.parametrize("M, N, K, dtype, SMS", interpret_sweep.cases(24, seed=21))
 def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
     """The GEMM front door's own configuration for each shape, as it runs on the GPU (the

@@ -38,8 +38,8 @@ import math
 
 import tilemlir.lang as T
 from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair,
-                                    DirectStore, GemmStages, ShapeError, SplitK, TileSchedule,
-                                    TmaStore, check_epilogue_columns,
+                                    GemmStages, ShapeError, SplitK, TileSchedule,
+                                    TmaStore, check_epilogue_columns, epilogue_store,
                                     check_gemm, check_pair, check_ragged_gemm, check_split_columns,
                                     check_splits, check_staging, consumer_regs, k_tile_stages,
                                     producer_regs, split_k_buffers, tile_origin,
@@ -280,10 +280,8 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         barriers = Barriers(pool)
         ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, A, B, dtype,
                                      BM, BN, BK, warp, lane, (M, N, K))
-        if EPILOGUE == "tma":
-            store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
-        else:
-            store = DirectStore(D, M, N, EPI_N)
+        store = epilogue_store(EPILOGUE, pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane,
+                               consumers)
         pool.commit()
         barriers.init(wg, warp, lane)
 
@@ -407,10 +405,8 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
         # freed by the consumers of both CTAs
         ring = barriers.ring(STAGES, consumers, peer=pair.peer, handoff=handoff)
         stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, rank=pair.rank)
-        if EPILOGUE == "tma":
-            store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
-        else:
-            store = DirectStore(D, M, N, EPI_N)
+        store = epilogue_store(EPILOGUE, pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane,
+                               consumers)
         pool.commit()
         barriers.init(wg, warp, lane, cluster=True)
 

@@ -13,7 +13,8 @@ the part's Python-level facts (stage count, tile sizes, buffers):
                CpAsyncStages: the same fed by the producer warpgroup's masked cp.async (any K)
     epilogue   TmaStore: registers -> staging buffer (stmatrix) -> TMA store, chunk by chunk,
                per warpgroup or for the whole CTA, with room for epilogue math in between;
-               DirectStore: registers -> D with masked stores (any N)
+               DirectStore: registers -> D with masked stores (any N); StagedStore: registers
+               -> padded staging rows -> D in 16-byte units aligned to D's (any N)
     split_k    SplitK: publish a partial, count it, the last sums the partials in split order
     scheduler  tile_origin (grouped order), Persistent and TileSchedule: persistent work units,
                split-K and last-wave splits, waves and balanced clusters (also read by the
@@ -29,7 +30,7 @@ from tilemlir.kernels.parts.checks import (DTYPES, SHARED_MEMORY_BYTES, ShapeErr
                                            check_ragged_gemm, check_row_stride,
                                            check_split_columns, check_splits, check_staging,
                                            consumer_regs, integral, producer_regs)
-from tilemlir.kernels.parts.epilogue import DirectStore, TmaStore
+from tilemlir.kernels.parts.epilogue import DirectStore, StagedStore, TmaStore, epilogue_store
 from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages, k_tile_stages
 from tilemlir.kernels.parts.ring import Barriers, StageRing
 from tilemlir.kernels.parts.roles import ClusterPair, warp_specialized
@@ -37,7 +38,9 @@ from tilemlir.kernels.parts.scheduler import Persistent, TileSchedule, tile_orig
 from tilemlir.kernels.parts.split_k import SPLIT_K_STEP_N, SplitK, split_k_buffers
 
 __all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SPLIT_K_STEP_N", "Barriers", "ClusterPair",
-           "CpAsyncStages", "DirectStore", "GemmStages", "Persistent", "ShapeError", "SplitK", "StageRing", "TileSchedule",
-           "TmaStore", "check_epilogue_columns", "check_gemm", "check_pair", "check_ragged_gemm",
-           "check_row_stride", "check_split_columns", "check_splits", "check_staging",
-           "consumer_regs", "integral", "producer_regs", "split_k_buffers", "tile_origin", "warp_specialized"]
+           "CpAsyncStages", "DirectStore", "GemmStages", "Persistent", "ShapeError", "SplitK",
+           "StageRing", "StagedStore", "TileSchedule", "TmaStore", "check_epilogue_columns",
+           "check_gemm", "check_pair", "check_ragged_gemm", "check_row_stride",
+           "check_split_columns", "check_splits", "check_staging", "consumer_regs",
+           "epilogue_store", "integral", "producer_regs", "split_k_buffers", "tile_origin",
+           "warp_specialized"]

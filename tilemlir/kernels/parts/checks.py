@@ -10,6 +10,7 @@ from tilemlir.lang import dtype_bits
 DTYPES = ("float16", "bfloat16")
 SHARED_MEMORY_BYTES = 227 * 1024        # the most dynamic shared memory a Hopper CTA can have
 BARRIER_BYTES = 1024                    # the mbarriers' room before the first swizzled tile
+STAGED_PAD = 8                          # elements after each staging row of StagedStore
 
 
 class ShapeError(ValueError):
@@ -18,7 +19,8 @@ class ShapeError(ValueError):
 
 
 PRODUCERS = ("tma", "cp_async")         # who loads the k-tiles (GemmStages, CpAsyncStages)
-EPILOGUES = ("tma", "direct")           # who stores the tiles (TmaStore, DirectStore)
+EPILOGUES = ("tma", "direct", "staged")  # who stores the tiles (TmaStore, DirectStore,
+                                          # StagedStore)
 
 
 def check_row_stride(kernel: str, name: str, extent: int, instead: str = "",
@@ -84,14 +86,14 @@ def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer:
     if epilogue not in EPILOGUES:
         raise ShapeError(f"{kernel}: EPILOGUE must be one of {EPILOGUES}, got {epilogue!r}")
     if epilogue == "tma":
-        check_row_stride(kernel, "N", N, "; EPILOGUE='direct' stores any N")
+        check_row_stride(kernel, "N", N, "; EPILOGUE='staged' or 'direct' stores any N")
 
 
 def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N, epilogue: str = "tma",
                   in_bytes: int = 2) -> None:
-    """The stages (of `in_bytes`-byte elements) and the TMA epilogue's BM x EPI_N staging
-    buffer (of 16-bit elements) fit shared memory."""
-    staging = BM * EPI_N * 2 if epilogue == "tma" else 0
+    """The stages (of `in_bytes`-byte elements) and the epilogue's staging buffer (of 16-bit
+    elements: TMA's BM x EPI_N, StagedStore's padded rows) fit shared memory."""
+    staging = {"tma": BM * EPI_N * 2, "staged": BM * (EPI_N + STAGED_PAD) * 2}.get(epilogue, 0)
     if BARRIER_BYTES + STAGES * (BM + BN) * BK * in_bytes + staging > SHARED_MEMORY_BYTES:
         raise ShapeError(f"{kernel}: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
                          f"the 227 KiB of shared memory a Hopper CTA can have")

@@ -8,9 +8,11 @@ one EPI_N-column chunk at a time through a BM x EPI_N staging buffer, for each c
     barrier; the storing thread issues the TMA store of the chunk and commits it
 
 TMA clips the store at D's edges, so ragged M and N need no guard; but its rows must be a whole
-number of 16-byte units. DirectStore, the other epilogue, stores from registers straight to D
-with masked stores instead: any N (and no staging buffer), at the cost of narrower stores. Two
-forms of TmaStore:
+number of 16-byte units. DirectStore, the second, stores from registers straight to D
+with masked stores instead: any N (and no staging buffer), at the cost of narrower stores
+(one 2-byte store an element for an odd N). StagedStore, the third, takes any N through a
+padded staging buffer and stores D's rows in 16-byte units aligned to D's own. Two forms of
+TmaStore:
   per warpgroup   each consumer warpgroup stages and stores its own 64 rows, synchronising on
                   its own named barrier (id wg, 128 threads);
   whole CTA       (cta_wide=True) the first thread of consumer warpgroup 1 stores all BM rows
@@ -21,6 +23,7 @@ forms of TmaStore:
 from __future__ import annotations
 
 import tilemlir.lang as T
+from tilemlir.kernels.parts.checks import STAGED_PAD
 
 Tx = T.tile
 
@@ -136,3 +139,113 @@ class DirectStore:
         """Every chunk of `out`, the tile's values in the output type."""
         for c0 in T.unroll(0, out.shape[1], self.cols):
             self.chunk(out, row, m0, n0, c0)
+
+
+RUN = 8             # 16-bit elements of one 16-byte unit of D
+
+
+class StagedStore:
+    """The epilogue for a D whose rows are not a whole number of 16-byte units (N not a
+    multiple of 8), which TMA cannot store and DirectStore stores as narrowly as the rows are
+    aligned (2 bytes an element for an odd N). Each consumer warpgroup, for each EPI_N-column
+    chunk of its 64 rows:
+
+        barrier (its last reads of the staging rows are done); registers -> staging; barrier
+        each row segment (its columns inside D) seen in D's flat memory from the 16-byte unit
+        that holds its first element: unit j holds the segment's elements 8j - lead .. + 8
+          inner units (wholly inside the segment), the warpgroup's threads in turn: read
+            realigned from the staging row (Tx.copy: copy/realign.py), one 16-byte store
+          its two end units, a thread each: read masked, stored element by element
+
+    so the rows leave in 16-byte stores whatever D's alignment, as the norms' shifted rows do.
+    A segment of EPI_N columns spans at most EPI_N / 8 + 1 units. The staging rows are EPI_N
+    + STAGED_PAD elements: 16 bytes past a multiple of 128, so the eight rows of a matrix that
+    stmatrix writes fall on different banks, and an end unit's read stays in its row.
+    TmaStore's interface, with no TMA store to wait for (await_staging has nothing to do)."""
+
+    def __init__(self, pool, D, M, N, dtype: str, BM: int, EPI_N: int, wg, warp, lane):
+        self.Cs = pool.alloc((BM, EPI_N + STAGED_PAD), dtype)
+        self.flat = D.view(1, D.shape[0] * N)
+        self.M, self.N, self.cols, self.dtype = M, N, EPI_N, dtype
+        self.wg, self.warp, self.lane = wg, warp, lane
+        self.inner = EPI_N // RUN - 1                   # inner units of a segment, at most
+        self.rounds = -(-64 * self.inner // 128)        # (row, inner unit) pairs per thread
+
+    @T.macro
+    def await_staging(self, then=None):
+        """Nothing to wait for (the stores read the staging buffer synchronously); `then`
+        must be None."""
+        assert then is None, "StagedStore has no TMA load to start into its staging buffer"
+
+    @T.macro
+    def publish(self, out, row, m0, n0, c0):
+        """Stores chunk c0 (columns c0 .. c0 + EPI_N of the tile at (m0, n0)) from `out`, this
+        warpgroup's 64 rows from `row`, the parts inside D only."""
+        cols = self.cols
+        T.cuda.bar_sync(self.wg, 128)
+        Tx.wg.copy(self.Cs[row:row + 64, 0:cols],
+                   out[:, c0:c0 + cols] if out.shape[1] > cols else out)
+        T.cuda.bar_sync(self.wg, 128)
+        width = T.max(T.min(self.N - n0 - c0, cols), 0)     # the chunk's columns inside D
+        t = self.warp * 32 + self.lane
+        for i in T.unroll(self.rounds):
+            pair = i * 128 + t
+            if pair < 64 * self.inner:
+                self._inner(row, pair // self.inner, pair % self.inner + 1, m0, n0 + c0,
+                            width)
+        self._end(row, t % 64, t // 64, m0, n0 + c0, width)
+
+    def _segment(self, m, n):
+        """(start, lead): the 16-byte unit of D's flat memory holding element (m, n), and the
+        elements of that unit before it."""
+        first = m * self.N + n
+        start = first // RUN * RUN
+        return start, first - start
+
+    @T.macro
+    def _inner(self, row, r, j, m0, n, width):
+        # unit j of the segment of row r, stored if wholly inside it (j < the last unit)
+        start, lead = self._segment(m0 + row + r, n)
+        if m0 + row + r < self.M:
+            if j * RUN + RUN <= lead + width:
+                x = T.alloc_local((1, RUN), self.dtype)
+                c = j * RUN - lead
+                Tx.copy(x, self.Cs[row + r:row + r + 1, c:c + RUN])
+                Tx.copy(self.flat[0:1, start + j * RUN:start + j * RUN + RUN], x)
+
+    @T.macro
+    def _end(self, row, r, tail, m0, n, width):
+        # the segment's first unit (tail = 0) or its last (1; none if it is the first)
+        start, lead = self._segment(m0 + row + r, n)
+        if width > 0:
+            last = (lead + width - 1) // RUN
+            if (tail == 0) | (last > 0):
+                j = tail * last
+                c = j * RUN - lead
+                x = T.alloc_local((1, RUN), self.dtype)
+                bounds = (self.M - (m0 + row + r), (0 - c, width - c))
+                Tx.copy(x, self.Cs[row + r:row + r + 1, c:c + RUN], bounds=bounds)
+                Tx.copy(self.flat[0:1, start + j * RUN:start + j * RUN + RUN], x,
+                        bounds=bounds)
+
+    @T.macro
+    def chunk(self, out, row, m0, n0, c0):
+        """Chunk c0 of `out` (the tile's values in the output type), stored."""
+        self.publish(out, row, m0, n0, c0)
+
+    @T.macro
+    def tile(self, out, row, m0, n0):
+        """Every chunk of `out`, the tile's values in the output type."""
+        for c0 in T.unroll(0, out.shape[1], self.cols):
+            self.chunk(out, row, m0, n0, c0)
+
+
+def epilogue_store(kind: str, pool, D, M, N, dtype: str, BM: int, EPI_N: int, wg, warp, lane,
+                   consumers: int):
+    """The epilogue named by a kernel's EPILOGUE ("tma", "staged" or "direct"; checks.EPILOGUES),
+    its staging buffer (if any) allocated from `pool`."""
+    if kind == "tma":
+        return TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
+    if kind == "staged":
+        return StagedStore(pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane)
+    return DirectStore(D, M, N, EPI_N)
