@@ -159,12 +159,15 @@ def test_tiles_may_hang_past_small_shapes():
     ((3333, 4444, 5552), False, "direct"), ((1000, 3, 128), False, "direct"),
     ((333, 444, 555), True, "direct"), ((100, 4096, 4095), True, None),
     ((65, 300, 3), True, "direct"), ((4096, 4096, 4100), True, None),
-    ((4096, 4096, 4096), False, None)])
+    ((4096, 4096, 4096), False, None),
+    ((2999, 8193, 769), True, "staged"), ((300, 65, 320), False, "staged"),
+    ((1000, 63, 128), False, "direct")])
 def test_unaligned_rows_pad_k_or_cp_async_and_direct_stores(shape, unaligned_k, epilogue):
     """K not a multiple of 8 rules out TMA loads of A's and B's rows as they are: the padded
     candidates (PAD_K: the front door copies them into rows of a multiple of 8, TMA loads
     those, any kernel) and hgemm_v6 with cp.async, the padded first where pads_k says (odd K,
-    not launch-bound); N not a multiple of 8 rules out TMA stores (direct masked stores).
+    not launch-bound); N not a multiple of 8 rules out TMA stores: staged 16-byte stores for
+    an odd N from STAGED_MIN_N, masked stores from the registers otherwise.
     Aligned shapes keep their configurations."""
     M, N, K = shape
     configs = gemm.candidate_configs(*shape)
@@ -210,8 +213,8 @@ def test_front_door_refusals():
         gemm.hgemm(256, 256, 256, "float32")
     with pytest.raises(ShapeError, match="K must be a positive integer, got 0"):
         gemm.hgemm(256, 256, 0)
-    with pytest.raises(ShapeError, match="N=1004 must be a multiple of 8 .*; EPILOGUE='direct' "
-                                         "stores any N"):
+    with pytest.raises(ShapeError, match="N=1004 must be a multiple of 8 .*; "
+                                         "EPILOGUE='staged' or 'direct' stores any N"):
         gemm.hgemm(1000, 1004, 8192, config=dict(KERNEL="hgemm_v6"))
     with pytest.raises(ShapeError, match="K=1001 must be a multiple of 8 .*; PRODUCER='cp_async' "
                                          "loads any K"):

@@ -148,6 +148,7 @@ MAX_EXTENT = 2 ** 31 - 1
 PAD_K_MIN_WORK = 2 ** 25                # M x N x K
 PAD_K_MIN_ELEMENTS = 2 ** 19            # (M + N) x K: the elements the copies move
 PAD_K_MULTIPLE = 8
+STAGED_MIN_N = 64                       # an odd N from which D's rows leave staged (_unaligned)
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
@@ -253,7 +254,7 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     multiple of 8 (A's and B's rows): every candidate with PAD_K (A and B copied into padded
     rows by the front door) and hgemm_v6 with PRODUCER="cp_async" (loads the rows as they
     are), the padded ones first where pads_k says so. N not a multiple of 8 (D's rows):
-    hgemm_v6 and v7 with EPILOGUE="direct".
+    hgemm_v6 and v7 with EPILOGUE="staged" or "direct" (_unaligned).
 
     M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
     check_extents("candidate_configs", M, N, K)
@@ -290,13 +291,20 @@ def _ordered(M: int, N: int, K: int, configs: list[dict], sms: int) -> list[dict
 
 
 def _unaligned(config: dict, K: int, N: int) -> dict:
-    """`config` with cp.async loads where K rules TMA loads out, masked direct stores where N
-    rules TMA stores out (unchanged for aligned shapes)."""
+    """`config` with cp.async loads where K rules TMA loads out, and where N rules TMA stores
+    out: for an odd N (rows on 2 bytes) 16-byte stores realigned through padded staging rows
+    (EPILOGUE="staged"), else (rows on 4 or 8 bytes, or N under a tile) masked stores from the
+    registers ("direct"). Unchanged for aligned shapes.
+
+    H200, one run (results/2026-12-03-session7/runC): staged against direct, in us,
+    7181x2787x2 38 / 103, 1163x7805x32 33 / 64, 2048x50257x1024 506 / 710, 2999x8193x769
+    155 / 206, 4096x4097x4096 279 / 279; but 4096x4100x4096 283 / 239 and 1000x3x128
+    5.8 / 4.5, where the direct stores are 4 bytes wide or few."""
     config = dict(config)
     if K % 8:
         config["PRODUCER"] = "cp_async"
     if N % 8:
-        config["EPILOGUE"] = "direct"
+        config["EPILOGUE"] = "staged" if N % 2 and N >= STAGED_MIN_N else "direct"
     return config
 
 
