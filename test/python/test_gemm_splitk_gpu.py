@@ -130,6 +130,31 @@ def test_staged_epilogue_matches_torch(shape, config):
     assert torch.isnan(wide.view(-1)[m * n:]).all(), "stored past D"
 
 
+SWAPPED = [  # N <= 64: hgemm_decode with M and N exchanged (A's rows on the 64-row side)
+    ((516, 1, 5323), dict(SPLIT_K=3)), ((4300, 41, 347), dict(BN=64, STAGES=12)),
+    ((300, 64, 256), dict(SPLIT_K=2)), ((1000, 8, 4096), dict(SPLIT_K=4)),
+    ((65, 13, 64), {}), ((2048, 60, 2048), dict(BN=64, STAGES=12, SPLIT_K=2)),
+]
+
+
+@pytest.mark.parametrize("shape, config", SWAPPED, ids=["x".join(map(str, s)) + "-" +
+                                                        "-".join(f"{k}{v}" for k, v in c.items())
+                                                        for s, c in SWAPPED])
+def test_swapped_decode_matches_torch(shape, config):
+    """hgemm_decode(SWAP=True) for a narrow D: split K, cp.async loads for odd K, ragged M,
+    one compile for every M (the door's run-time M: a second M reuses the kernel)."""
+    from tilemlir.kernels.gemm_decode import mpad_for
+    m, n, k = shape
+    config = dict(KERNEL="hgemm_decode", MPAD=mpad_for(n), SWAP=True, **config)
+    if k % 8:
+        config["PRODUCER"] = "cp_async"
+    gemm = Gemm(m, n, k, "float16", config)
+    _check(gemm, m, n, k, torch.float16)
+    other = Gemm(m + 37, n, k, "float16", config)
+    _check(other, m + 37, n, k, torch.float16)
+    assert other.kernel is gemm.kernel
+
+
 UNALIGNED_K = [(333, 444, 555), (2999, 8193, 769), (1785, 131, 77), (65, 300, 3),
                (1000, 1000, 1002)]
 

@@ -419,6 +419,37 @@ def test_the_staged_epilogue_stores_rows_of_any_alignment(name, M, N, K, config)
         assert _rel_error(d, a.astype(np.float32) @ b.astype(np.float32).T) < 1e-3
 
 
+SWAPPED = [  # (M, N, K, config): hgemm_decode(SWAP=True), N <= 64 on the narrow side
+    (300, 7, 128, dict(SMS=3)), (130, 64, 200, dict(SMS=2, PRODUCER="cp_async")),
+    (200, 1, 512, dict(SMS=4, SPLIT_K=2)), (None, 13, 64, dict(SMS=3, BN=64, STAGES=12)),
+]
+
+
+@pytest.mark.parametrize("M, N, K, config", SWAPPED,
+                         ids=[f"{c[0]}x{c[1]}x{c[2]}" for c in SWAPPED])
+def test_the_swapped_decode_kernel_matches_numpy(M, N, K, config):
+    """M and N exchanged: A's rows on wgmma's 64-row side, B's N rows padded to MPAD, D's tile
+    stored as the accumulator holds it (masked past M and N); split K, cp.async loads for odd
+    K, a run-time M (one kernel for 1, 65 and 190 rows); NaN-poisoned output."""
+    from tilemlir.ir.kernel_abi import evaluate_extent
+    from tilemlir.kernels.gemm_decode import hgemm_decode
+    kernel = hgemm_decode(M if M is not None else tilemlir.lang.dynamic("M"), N, K, SWAP=True,
+                          **config)
+    for rows in ([M] if M is not None else [1, 65, 190]):
+        extra = []
+        if config.get("SPLIT_K", 1) > 1:
+            sig = tilemlir.compile(kernel, target="sm_90a").signature
+            extra = [np.zeros((evaluate_extent(p.leading, {"M": rows}),) + p.shape[1:]
+                              if p.leading else p.shape,
+                              np.float32 if p.dtype == "f32" else np.int32)
+                     for p in sig.params[3:]]
+        a, b = _operands(rows, N, K)
+        d = np.full((rows, N), np.nan, np.float16)
+        tilemlir.interpret(kernel, a, b, d, *extra)
+        assert not np.isnan(d).any()
+        assert _rel_error(d, a.astype(np.float32) @ b.astype(np.float32).T) < 1e-3
+
+
 @pytest.mark.parametrize("M, N, K, dtype, SMS", interpret_sweep.cases(24, seed=21))
 def test_the_front_door_matches_numpy_at_random_shapes(M, N, K, dtype, SMS):
     """The GEMM front door's own configuration for each shape, as it runs on the GPU (the

@@ -17,6 +17,11 @@ stores the accumulator transposed, straight from registers: its register tile se
 
 M may be known only at run time (`T.dynamic("M")`, within MPAD): one compile per MPAD serves
 every M up to it.
+
+SWAP=True is the same kernel for a small N instead (N <= 64, any M: a narrow product such as an
+MoE router's logits, or a matrix-vector product): A's rows are the 64-row side and B's N rows,
+padded to MPAD, the other, so the accumulator is D's tile as it is (64 rows of D by MPAD
+columns, stored with masked stores); M may then be known only at run time.
 """
 
 
@@ -42,29 +47,33 @@ def mpad_for(M: int) -> int:
 
 
 def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, SPLIT_K=1,
-                 SMS=132, PRODUCER_REGS=None, CONSUMER_REGS=None, PRODUCER="tma"):
+                 SMS=132, PRODUCER_REGS=None, CONSUMER_REGS=None, PRODUCER="tma", SWAP=False):
     """D = A @ B^T for M <= MPAD <= 64 (M an int, or a run-time dim with MPAD given): BN rows
     of B per tile (BN / 64 consumer warpgroups), SPLIT_K units per tile, a persistent grid of
     at most SMS CTAs. With SPLIT_K > 1 the kernel takes (A, B, D, W, C) as hgemm_v6 does
     (decode_buffers_shapes). PRODUCER="cp_async": the producer warpgroup loads the k-tiles
-    with masked cp.async (K not a multiple of 8; parts.CpAsyncStages)."""
+    with masked cp.async (K not a multiple of 8; parts.CpAsyncStages). SWAP=True: the roles
+    of M and N exchanged (N <= MPAD <= 64, BN rows of A per tile; M may be a run-time dim)."""
     kernel = "hgemm_decode"
-    run_time_m = isinstance(M, T.DimExpr)
+    small, big = (N, M) if SWAP else (M, N)          # B's rows (SWAP) or A's pad to MPAD
+    run_time_small = isinstance(small, T.DimExpr)
     if MPAD is None:
-        if run_time_m:
+        if run_time_small:
             raise ShapeError(f"{kernel}: a run-time M needs MPAD (the rows it may reach)")
-        MPAD = mpad_for(M)
-    if MPAD not in MPADS or (not run_time_m and not 1 <= M <= MPAD):
-        raise ShapeError(f"{kernel}: MPAD={MPAD!r} must be one of {MPADS} and hold M={M}")
-    check_gemm(kernel, BN * -(-N // BN), MPAD, K, dtype, BN, MPAD, BK, STAGES, PRODUCER)
+        MPAD = mpad_for(small)
+    if MPAD not in MPADS or (not run_time_small and not 1 <= small <= MPAD):
+        raise ShapeError(f"{kernel}: MPAD={MPAD!r} must be one of {MPADS} and hold "
+                         f"{'N' if SWAP else 'M'}={small}")
+    whole_big = BN if isinstance(big, T.DimExpr) else BN * -(-big // BN)
+    check_gemm(kernel, whole_big, MPAD, K, dtype, BN, MPAD, BK, STAGES, PRODUCER)
     cp_async = PRODUCER == "cp_async"
     PRODUCER_REGS = producer_regs(cp_async, PRODUCER_REGS)
     consumers = BN // 64
     CONSUMER_REGS = consumer_regs(kernel, consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)
     check_splits(kernel, "SPLIT_K", SPLIT_K, K, k_tiles)
-    # The tiles of D^T: N / BN rows of one MPAD-wide column.
-    schedule = TileSchedule(N, MPAD, BN, MPAD, sms=SMS, k_tiles=k_tiles, group_m=1,
+    # The tiles of D^T (SWAP: of D): `big` / BN rows of one MPAD-wide column.
+    schedule = TileSchedule(big, MPAD, BN, MPAD, sms=SMS, k_tiles=k_tiles, group_m=1,
                             split_k=SPLIT_K)
     split = SPLIT_K > 1
     w_shape, c_shape = split_k_buffers(schedule.split_tiles, SPLIT_K, BN, MPAD)
@@ -85,9 +94,11 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
-        # B's rows are the product's "A" (wgmma's 64-row side), A's rows its "B" (n = MPAD)
-        ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, B, A, dtype,
-                                     BN, MPAD, BK, warp, lane, (N, M, K))
+        # B's rows are the product's "A" (wgmma's 64-row side), A's rows its "B" (n = MPAD);
+        # SWAP: A's and B's own roles
+        wide, narrow = (A, B) if SWAP else (B, A)
+        ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, wide, narrow,
+                                     dtype, BN, MPAD, BK, warp, lane, (big, small, K))
         pool.commit()
         barriers.init(wg, warp, lane)
 
@@ -105,11 +116,14 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
 
             def write_back(n0, _):
                 # D[m, n0 + row + i] = acc[i, m], for m < M and n < N (the swapped product's
-                # tile origin: B's rows first)
+                # tile origin: B's rows first); SWAP: D[n0 + row + i, n] = acc[i, n]
                 Tx.wg.cast(out, acc)
-                out_t = out.view(MPAD, 64, layout=out_t_layout)
                 n1 = n0 + row
-                Tx.wg.copy(D[0:MPAD, n1:n1 + 64], out_t, bounds=(M, N - n1))
+                if SWAP:
+                    Tx.wg.copy(D[n1:n1 + 64, 0:MPAD], out, bounds=(M - n1, N))
+                else:
+                    out_t = out.view(MPAD, 64, layout=out_t_layout)
+                    Tx.wg.copy(D[0:MPAD, n1:n1 + 64], out_t, bounds=(M, N - n1))
 
             stages.consume_units(schedule, pid, acc, row, write_back, split_k, part, SPLIT_K)
 
