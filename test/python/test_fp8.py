@@ -208,6 +208,8 @@ CASES = [
     ((300, 520, 400), "block", dict(SMS=8)),
     ((200, 264, 272), "row", dict(CLUSTER=False, OVERLAP_EPILOGUE=False, SMS=3)),
     ((130, 136, 144), "block", dict(EPILOGUE="direct", BM=64, CLUSTER=False, SMS=2)),
+    ((130, 137, 144), "block", dict(EPILOGUE="staged", BM=64, CLUSTER=False, SMS=2)),
+    ((200, 263, 272), "row", dict(EPILOGUE="staged", SMS=4)),
     ((70, 100, 1000), "block", dict(PRODUCER="cp_async", EPILOGUE="direct", CLUSTER=False,
                                     BM=64, SMS=3)),
     ((100, 136, 208), "tensor", dict(BM=64, BN=128, SMS=4, a_dtype="float8_e5m2",
@@ -270,9 +272,10 @@ def test_configurations():
         dict(BM=128, BN=256, CLUSTER=True)
     assert choose_config(8192, 8192, 8192, "block", use_fast_accum=True) == \
         dict(BM=128, BN=128, CLUSTER=True)
-    unaligned = choose_config(1000, 1001, 1003, "row")
-    assert unaligned["PRODUCER"] == "cp_async" and unaligned["EPILOGUE"] == "direct"
+    unaligned = choose_config(1000, 1001, 1003, "row")          # odd N: the staged epilogue
+    assert unaligned["PRODUCER"] == "cp_async" and unaligned["EPILOGUE"] == "staged"
     assert not unaligned["CLUSTER"]
+    assert choose_config(1000, 1002, 1024, "row")["EPILOGUE"] == "direct"
 
 
 @pytest.mark.parametrize("sa, sb, kind", [

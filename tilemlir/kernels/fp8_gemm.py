@@ -13,8 +13,8 @@ Three kinds of scales, as torch._scaled_mm and DeepSeek-V3 take them (A ~ SA * A
 The kernel is the hgemm_v6 / v7 mechanism from the shared parts (tilemlir/kernels/parts): one
 CTA per SM walking the output tiles (TileSchedule, run-time M), a TMA producer warpgroup filling
 a STAGES-deep ring of A and B k-tiles (GemmStages), BM / 64 consumer warpgroups issuing wgmma
-kind f8 (m64nBNk32), and the TMA-store epilogue (TmaStore; DirectStore for rows of D that are
-not whole 16-byte units). A k-tile is BK = 128 elements: one 128-byte swizzle row per row of a
+kind f8 (m64nBNk32), and the TMA-store epilogue (TmaStore; StagedStore or DirectStore for rows of D
+that are not whole 16-byte units). A k-tile is BK = 128 elements: one 128-byte swizzle row per row of a
 tile, what one TMA box writes. With CLUSTER (v7's 2x1 clusters) two CTAs computing vertically
 adjacent tiles each load half of their common B tile and multicast it into both.
 
@@ -35,15 +35,15 @@ Where the scales act:
 Edges: TMA reads zeros past M, N and K and clips the stores past M and N; scale loads are masked
 (zeros past M and N). TMA needs K a multiple of 16 (16-byte rows of 8-bit elements, as
 torch._scaled_mm requires): PRODUCER="cp_async" loads any K with masked cp.async instead; the
-TMA epilogue needs N a multiple of 8 (16-bit D): EPILOGUE="direct" stores any N. The front
-door (scaled_mm) picks.
+TMA epilogue needs N a multiple of 8 (16-bit D): EPILOGUE="staged" or "direct" stores any N.
+The front door (scaled_mm) picks (parts.unaligned_epilogue).
 """
 
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (Barriers, ClusterPair, DirectStore,
-                                    ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
+from tilemlir.kernels.parts import (Barriers, ClusterPair, ShapeError, TileSchedule,
+                                    check_epilogue_columns, epilogue_store,
                                     check_pair, check_ragged_gemm, check_staging, consumer_regs,
                                     k_tile_stages, producer_regs, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
@@ -123,7 +123,8 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
     the next tile's first MMAs (v7's); EPI_SUB: the columns the row scales multiply at a time.
     PRODUCER="cp_async" loads the k-tiles with the producer warpgroup's masked cp.async
     (parts.CpAsyncStages: any K, no cluster); EPILOGUE="direct" stores D from registers with
-    masked stores (parts.DirectStore: any N)."""
+    masked stores (parts.DirectStore: any N), "staged" through padded staging rows in 16-byte
+    stores (parts.StagedStore: any N)."""
     kernel = "fp8_gemm"
     for name, value, allowed in (("a_dtype", a_dtype, F8_DTYPES), ("b_dtype", b_dtype, F8_DTYPES),
                                  ("out_dtype", out_dtype, OUT_DTYPES),
@@ -187,10 +188,8 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
         ring, stages = k_tile_stages(barriers, pool, cp_async, STAGES, consumers, A, B,
                                      a_dtype, BM, BN, BK, warp, lane, (M, N, K), peer=peer,
                                      rank=rank, b_dtype=b_dtype)
-        if EPILOGUE == "tma":
-            store = TmaStore(pool, D, out_dtype, BM, EPI_N, wg, warp, lane, consumers)
-        else:
-            store = DirectStore(D, M, N, EPI_N)
+        store = epilogue_store(EPILOGUE, pool, D, M, N, out_dtype, BM, EPI_N, wg, warp, lane,
+                               consumers)
         pool.commit()
         barriers.init(wg, warp, lane, cluster=CLUSTER)
 
@@ -280,6 +279,6 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
 def max_stages(BM: int, BN: int, EPI_N: int = 128, epilogue: str = "tma") -> int:
     """The most k-tile stages (of 8-bit A and B, BK = 128) that fit shared memory next to the
     mbarriers and the epilogue's staging buffer (at most 8)."""
-    from tilemlir.kernels.parts.checks import BARRIER_BYTES, SHARED_MEMORY_BYTES
-    staging = BM * EPI_N * 2 if epilogue == "tma" else 0
+    from tilemlir.kernels.parts.checks import BARRIER_BYTES, SHARED_MEMORY_BYTES, staging_bytes
+    staging = staging_bytes(epilogue, BM, EPI_N)
     return min(8, (SHARED_MEMORY_BYTES - BARRIER_BYTES - staging) // ((BM + BN) * BK))

@@ -57,7 +57,8 @@ from tilemlir.kernels import hgemm_blackwell
 from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
 from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
 from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
-from tilemlir.kernels.parts import SPLIT_K_STEP_N, ShapeError, TileSchedule, integral
+from tilemlir.kernels.parts import (SPLIT_K_STEP_N, ShapeError, TileSchedule, integral,
+                                    unaligned_epilogue)
 from tilemlir.target import Target, TargetError
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
@@ -148,7 +149,6 @@ MAX_EXTENT = 2 ** 31 - 1
 PAD_K_MIN_WORK = 2 ** 25                # M x N x K
 PAD_K_MIN_ELEMENTS = 2 ** 19            # (M + N) x K: the elements the copies move
 PAD_K_MULTIPLE = 8
-STAGED_MIN_N = 64                       # an odd N from which D's rows leave staged (_unaligned)
 
 
 def gemm_kernel(M: int, N: int, K: int, dtype: str = "float16", KERNEL: str = "hgemm_v6",
@@ -304,7 +304,7 @@ def _unaligned(config: dict, K: int, N: int) -> dict:
     if K % 8:
         config["PRODUCER"] = "cp_async"
     if N % 8:
-        config["EPILOGUE"] = "staged" if N % 2 and N >= STAGED_MIN_N else "direct"
+        config["EPILOGUE"] = unaligned_epilogue(N)
     return config
 
 

@@ -37,7 +37,7 @@ import threading
 
 from tilemlir.kernels import gemm
 from tilemlir.kernels.fp8_gemm import SCALE_BLOCK, SCALINGS, fp8_gemm
-from tilemlir.kernels.parts import ShapeError
+from tilemlir.kernels.parts import ShapeError, unaligned_epilogue
 
 _TORCH_F8 = {"torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2"}
 _TORCH_OUT = {"torch.bfloat16": "bfloat16", "torch.float16": "float16"}
@@ -68,7 +68,7 @@ def candidate_configs(M: int, N: int, K: int, scaling: str, use_fast_accum: bool
             if K % 16:
                 config["PRODUCER"] = "cp_async"
             if N % 8:
-                config["EPILOGUE"] = "direct"
+                config["EPILOGUE"] = unaligned_epilogue(N)
             configs.append(config)
 
     def modelled(c):

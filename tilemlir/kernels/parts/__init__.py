@@ -29,7 +29,8 @@ from tilemlir.kernels.parts.checks import (DTYPES, SHARED_MEMORY_BYTES, ShapeErr
                                            check_epilogue_columns, check_gemm, check_pair,
                                            check_ragged_gemm, check_row_stride,
                                            check_split_columns, check_splits, check_staging,
-                                           consumer_regs, integral, producer_regs)
+                                           consumer_regs, integral, producer_regs,
+                                           staging_bytes, unaligned_epilogue)
 from tilemlir.kernels.parts.epilogue import DirectStore, StagedStore, TmaStore, epilogue_store
 from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages, k_tile_stages
 from tilemlir.kernels.parts.ring import Barriers, StageRing
@@ -42,5 +43,5 @@ __all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SPLIT_K_STEP_N", "Barriers", "Clust
            "StageRing", "StagedStore", "TileSchedule", "TmaStore", "check_epilogue_columns",
            "check_gemm", "check_pair", "check_ragged_gemm", "check_row_stride",
            "check_split_columns", "check_splits", "check_staging", "consumer_regs",
-           "epilogue_store", "integral", "producer_regs", "split_k_buffers", "tile_origin",
-           "warp_specialized"]
+           "epilogue_store", "integral", "producer_regs", "split_k_buffers", "staging_bytes",
+           "tile_origin", "unaligned_epilogue", "warp_specialized"]

@@ -11,6 +11,7 @@ DTYPES = ("float16", "bfloat16")
 SHARED_MEMORY_BYTES = 227 * 1024        # the most dynamic shared memory a Hopper CTA can have
 BARRIER_BYTES = 1024                    # the mbarriers' room before the first swizzled tile
 STAGED_PAD = 8                          # elements after each staging row of StagedStore
+STAGED_MIN_N = 64                       # an odd N from which D's rows leave staged
 
 
 class ShapeError(ValueError):
@@ -91,12 +92,26 @@ def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer:
 
 def check_staging(kernel: str, BM, BN, BK, STAGES, EPI_N, epilogue: str = "tma",
                   in_bytes: int = 2) -> None:
-    """The stages (of `in_bytes`-byte elements) and the epilogue's staging buffer (of 16-bit
-    elements: TMA's BM x EPI_N, StagedStore's padded rows) fit shared memory."""
-    staging = {"tma": BM * EPI_N * 2, "staged": BM * (EPI_N + STAGED_PAD) * 2}.get(epilogue, 0)
+    """The stages (of `in_bytes`-byte elements) and the epilogue's staging buffer fit shared
+    memory."""
+    staging = staging_bytes(epilogue, BM, EPI_N)
     if BARRIER_BYTES + STAGES * (BM + BN) * BK * in_bytes + staging > SHARED_MEMORY_BYTES:
         raise ShapeError(f"{kernel}: {STAGES} stages and a {BM}x{EPI_N} staging buffer exceed "
                          f"the 227 KiB of shared memory a Hopper CTA can have")
+
+
+def staging_bytes(epilogue: str, BM: int, EPI_N: int) -> int:
+    """Shared memory of an epilogue's staging buffer (16-bit D): TMA's BM x EPI_N, StagedStore's
+    padded rows, none for DirectStore."""
+    return {"tma": BM * EPI_N * 2, "staged": BM * (EPI_N + STAGED_PAD) * 2}.get(epilogue, 0)
+
+
+def unaligned_epilogue(N: int) -> str:
+    """The epilogue for a D whose rows are not whole 16-byte units (N not a multiple of 8, of
+    16-bit elements): StagedStore's 16-byte stores for an odd N from STAGED_MIN_N columns, else
+    DirectStore's masked stores, 4 or 8 bytes wide for an even N (faster there on the H200:
+    results/2026-12-03-session7/runB/odd_n-staged.log), few for a narrow one."""
+    return "staged" if N % 2 and N >= STAGED_MIN_N else "direct"
 
 
 def check_pair(kernel: str, BN, SMS) -> None:
