@@ -13,9 +13,9 @@ Three kinds of scales, as torch._scaled_mm and DeepSeek-V3 take them (A ~ SA * A
 The kernel is the hgemm_v6 / v7 mechanism from the shared parts (tilemlir/kernels/parts): one
 CTA per SM walking the output tiles (TileSchedule, run-time M), a TMA producer warpgroup filling
 a STAGES-deep ring of A and B k-tiles (GemmStages), BM / 64 consumer warpgroups issuing wgmma
-kind f8 (m64nBNk32), and the TMA-store epilogue (TmaStore; StagedStore or DirectStore for rows of D
-that are not whole 16-byte units). A k-tile is BK = 128 elements: one 128-byte swizzle row per row of a
-tile, what one TMA box writes. With CLUSTER (v7's 2x1 clusters) two CTAs computing vertically
+kind f8 (m64nBNk32), and the TMA-store epilogue (TmaStore; StagedStore or DirectStore for rows
+of D that are not whole 16-byte units). A k-tile is BK = 128 elements: one 128-byte swizzle row
+per row of a tile, what one TMA box writes. With CLUSTER (v7's 2x1 clusters) two CTAs computing vertically
 adjacent tiles each load half of their common B tile and multicast it into both.
 
 Where the scales act:

@@ -28,7 +28,32 @@ from tilemlir.kernels.parts.checks import STAGED_PAD
 Tx = T.tile
 
 
-class TmaStore:
+class _Chunks:
+    """What the epilogues share: a tile stored chunk by chunk, EPI_N (self.cols) columns each."""
+
+    @T.macro
+    def tile(self, out, row, m0, n0):
+        """Every chunk of `out`, the tile's values in the output type."""
+        for c0 in T.unroll(0, out.shape[1], self.cols):
+            self.chunk(out, row, m0, n0, c0)
+
+
+class _StoredAtOnce(_Chunks):
+    """An epilogue whose stores are done when `publish` returns (no TMA store in flight, so
+    nothing to wait for before the staging buffer, if any, is written again)."""
+
+    @T.macro
+    def await_staging(self, then=None):
+        """Nothing to wait for; `then` must be None (no TMA load to start)."""
+        assert then is None, f"{type(self).__name__} has no TMA load to start into a buffer"
+
+    @T.macro
+    def chunk(self, out, row, m0, n0, c0):
+        """Chunk c0 of `out` (the tile's values in the output type), stored."""
+        self.publish(out, row, m0, n0, c0)
+
+
+class TmaStore(_Chunks):
     """The epilogue's staging buffer (BM x EPI_N, allocated from `pool`) and its stores into D.
     wg, warp, lane: the thread's warpgroup and ids in it; consumers: the consumer warpgroups
     (1 .. consumers)."""
@@ -96,14 +121,8 @@ class TmaStore:
         self.await_staging()
         self.publish(out, row, m0, n0, c0)
 
-    @T.macro
-    def tile(self, out, row, m0, n0):
-        """Every chunk of `out`, the tile's values in the output type."""
-        for c0 in T.unroll(0, out.shape[1], self.cols):
-            self.chunk(out, row, m0, n0, c0)
 
-
-class DirectStore:
+class DirectStore(_StoredAtOnce):
     """The epilogue without TMA: each thread stores the elements of the tile it holds straight
     from registers to D, masked at D's edges (Tx.wg.copy with bounds: stores past M or N are
     skipped). For a D whose rows are not a whole number of 16-byte units (N not a multiple of 8
@@ -115,11 +134,6 @@ class DirectStore:
         self.D, self.M, self.N, self.cols = D, M, N, EPI_N
 
     @T.macro
-    def await_staging(self, then=None):
-        """Nothing to wait for (no staging buffer); `then` must be None."""
-        assert then is None, "DirectStore has no staging buffer for a hook to load into"
-
-    @T.macro
     def publish(self, out, row, m0, n0, c0):
         """Stores chunk c0 (columns c0 .. c0 + EPI_N of the tile at (m0, n0)) from `out`, this
         warpgroup's 64 rows from `row`, the parts inside D only."""
@@ -129,22 +143,11 @@ class DirectStore:
                    out[:, c0:c0 + cols] if out.shape[1] > cols else out,
                    bounds=(self.M - r0, self.N - n0 - c0))
 
-    @T.macro
-    def chunk(self, out, row, m0, n0, c0):
-        """Chunk c0 of `out` (the tile's values in the output type), stored."""
-        self.publish(out, row, m0, n0, c0)
-
-    @T.macro
-    def tile(self, out, row, m0, n0):
-        """Every chunk of `out`, the tile's values in the output type."""
-        for c0 in T.unroll(0, out.shape[1], self.cols):
-            self.chunk(out, row, m0, n0, c0)
-
 
 RUN = 8             # 16-bit elements of one 16-byte unit of D
 
 
-class StagedStore:
+class StagedStore(_StoredAtOnce):
     """The epilogue for a D whose rows are not a whole number of 16-byte units (N not a
     multiple of 8), which TMA cannot store and DirectStore stores as narrowly as the rows are
     aligned (2 bytes an element for an odd N). Each consumer warpgroup, for each EPI_N-column
@@ -170,12 +173,6 @@ class StagedStore:
         self.wg, self.warp, self.lane = wg, warp, lane
         self.inner = EPI_N // RUN - 1                   # inner units of a segment, at most
         self.rounds = -(-64 * self.inner // 128)        # (row, inner unit) pairs per thread
-
-    @T.macro
-    def await_staging(self, then=None):
-        """Nothing to wait for (the stores read the staging buffer synchronously); `then`
-        must be None."""
-        assert then is None, "StagedStore has no TMA load to start into its staging buffer"
 
     @T.macro
     def publish(self, out, row, m0, n0, c0):
@@ -227,17 +224,6 @@ class StagedStore:
                 Tx.copy(x, self.Cs[row + r:row + r + 1, c:c + RUN], bounds=bounds)
                 Tx.copy(self.flat[0:1, start + j * RUN:start + j * RUN + RUN], x,
                         bounds=bounds)
-
-    @T.macro
-    def chunk(self, out, row, m0, n0, c0):
-        """Chunk c0 of `out` (the tile's values in the output type), stored."""
-        self.publish(out, row, m0, n0, c0)
-
-    @T.macro
-    def tile(self, out, row, m0, n0):
-        """Every chunk of `out`, the tile's values in the output type."""
-        for c0 in T.unroll(0, out.shape[1], self.cols):
-            self.chunk(out, row, m0, n0, c0)
 
 
 def epilogue_store(kind: str, pool, D, M, N, dtype: str, BM: int, EPI_N: int, wg, warp, lane,

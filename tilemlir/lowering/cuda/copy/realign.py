@@ -52,13 +52,7 @@ def plan(ctx) -> RegisterPlan:
         raise Reject("realigns loads into registers only (a store's granules would be "
                      "partial)")
     mem = windows.resolve(ctx.operand("src"))
-    if mem.type.elem_bits != 16:
-        raise Reject(f"realigns 16-bit elements; these are {mem.type.elem_bits}-bit")
-    if mem.layout.swizzle is not None:
-        raise Reject("the window is swizzled")
-    if alignment.root_alignment(mem) < 4:
-        raise Reject(f"its storage is {alignment.root_alignment(mem)}-byte aligned (words of 4 "
-                     f"bytes needed)")
+    check_realignable(mem)
     if alignment.vector_limit(mem)[0] >= RUN:
         raise Reject("the window's offset is 16-byte aligned: vector_registers moves it")
     p = plan_registers(ctx, "dst", "src", dynamic=False)
@@ -66,6 +60,18 @@ def plan(ctx) -> RegisterPlan:
         raise Reject(f"the registers do not hold runs of {RUN} consecutive elements of a row "
                      f"(runs of {sorted({r.n for r in p.runs})})")
     return p
+
+
+def check_realignable(mem) -> None:
+    """Reject unless the window `mem` can be read in aligned 4-byte words: 16-bit elements,
+    unswizzled, in storage aligned to 4 bytes at least."""
+    if mem.type.elem_bits != 16:
+        raise Reject(f"realigns 16-bit elements; these are {mem.type.elem_bits}-bit")
+    if mem.layout.swizzle is not None:
+        raise Reject("the window is swizzled")
+    if alignment.root_alignment(mem) < 4:
+        raise Reject(f"its storage is {alignment.root_alignment(mem)}-byte aligned (words of 4 "
+                     f"bytes needed)")
 
 
 def realigned_load(pointer: ir.Value, safe: ir.Value, need=None) -> ir.Value:

@@ -17,12 +17,11 @@ need not be aligned at all.
 
 from __future__ import annotations
 
-from tilemlir.analysis import alignment
 from tilemlir.dispatch.registry import Reject, register
 from tilemlir.ir import emit, windows
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import masks
-from tilemlir.lowering.cuda.copy.realign import RUN
+from tilemlir.lowering.cuda.copy.realign import RUN, check_realignable
 from tilemlir.lowering.cuda.copy.vector import ChunkPlan, chunk_rounds, plan_chunks
 from tilemlir.lowering.cuda.copy_async.cp_async import SIZES
 from tilemlir.lowering.cuda.copy_masked.cooperative import plan as cooperative_plan
@@ -32,13 +31,7 @@ from tilemlir.lowering.cuda.predicates import (copies, full_active_lanes, no_rep
 
 
 def _plan(ctx) -> ChunkPlan:
-    src = windows.resolve(ctx.operand("src"))
-    if src.type.elem_bits != 16:
-        raise Reject(f"realigns 16-bit elements; these are {src.type.elem_bits}-bit")
-    if src.layout.swizzle is not None:
-        raise Reject("the source is swizzled")
-    if alignment.root_alignment(src) < 4:
-        raise Reject(f"the source's storage is {alignment.root_alignment(src)}-byte aligned")
+    check_realignable(windows.resolve(ctx.operand("src")))
     nthreads = ctx.scope_threads()
     if cooperative_plan(ctx, ("dst", "src"), nthreads).n * 2 in SIZES:
         raise Reject("the chunks are at least 4 bytes: cp.async moves them")
