@@ -152,6 +152,15 @@ def _cases() -> list[Case]:
     cases += [Case(decode, hopper, (1, 4096, 4096)),
               Case(decode, hopper, (16, 4096, 4096), dict(SPLIT_K=4)),
               Case(decode, hopper, (7, 1000, 515), dict(PRODUCER="cp_async"))]
+    # odd N through the staged epilogue (parts.StagedStore), narrow N through the decode
+    # kernel with M and N exchanged
+    cases += [Case(tma + "6", hopper, (2999, 8193, 769), dict(PRODUCER="cp_async",
+                                                              EPILOGUE="staged")),
+              Case(tma + "7", hopper, (2048, 50257, 1024), dict(EPILOGUE="staged")),
+              Case(fp8, hopper, (1000, 1001, 1024), dict(scaling="row", CLUSTER=False,
+                                                         EPILOGUE="staged")),
+              Case(decode, hopper, (516, 1, 5323), dict(SPLIT_K=3, PRODUCER="cp_async",
+                                                        SWAP=True))]
     # the norms at any N and the general-shape attention kernel (run-time B, H and lengths)
     cases += [Case(norms + "layer_norm", hopper, (1000, 50257)),
               Case(norms + "rms_norm", hopper, (333, 1000), dict(dtype="bfloat16"))]

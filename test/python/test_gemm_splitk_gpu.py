@@ -108,7 +108,7 @@ STAGED = [  # odd N, D's rows stored through the staging rows (parts.StagedStore
     ((200, 301, 4096), dict(KERNEL="hgemm_v7", SPLIT_K=2)),
     ((1000, 1001, 2000), dict(KERNEL="hgemm_v7", TAIL_SPLIT=3, SMS=20)),
     ((100, 77, 64), dict(KERNEL="hgemm_v6", BM=64, BN=64, STAGES=8, EPI_N=64)),
-    ((300, 65, 300), dict(KERNEL="hgemm_v6", BM=64, BN=128, STAGES=8)),
+    ((300, 65, 320), dict(KERNEL="hgemm_v6", BM=64, BN=128, STAGES=8)),
 ]
 
 
