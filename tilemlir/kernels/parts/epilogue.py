@@ -201,10 +201,11 @@ class StagedStore(_StoredAtOnce):
 
     @T.macro
     def _inner(self, row, r, j, m0, n, width):
-        # unit j of the segment of row r, stored if wholly inside it (j < the last unit)
+        # unit j of the segment of row r, stored if before its last unit (_end stores that
+        # one): j < (lead + width - 1) // 8, so wholly inside the segment
         start, lead = self._segment(m0 + row + r, n)
         if m0 + row + r < self.M:
-            if j * RUN + RUN <= lead + width:
+            if j * RUN + RUN < lead + width:
                 x = T.alloc_local((1, RUN), self.dtype)
                 c = j * RUN - lead
                 Tx.copy(x, self.Cs[row + r:row + r + 1, c:c + RUN])
