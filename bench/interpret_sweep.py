@@ -164,8 +164,9 @@ def fused_cases(count: int, seed: int) -> list[tuple]:
             for i in range(count)]
 
 
-def run_fused(M, N, K, activation, bias, residual, BM, BN, SMS):
-    """(ours, numpy's in float32) of one hgemm_fused case."""
+def run_fused(M, N, K, activation, bias, residual, BM, BN, SMS, EPILOGUE=None):
+    """(ours, numpy's in float32) of one hgemm_fused case (EPILOGUE: the kernel's default, or
+    the one named)."""
     import tilemlir.lang as T
     from tilemlir.kernels.gemm_epilogue import hgemm_fused
     rng = np.random.default_rng(M * N * K)
@@ -174,7 +175,8 @@ def run_fused(M, N, K, activation, bias, residual, BM, BN, SMS):
     res_v = rng.standard_normal((M, N)).astype(np.float16)
     d = np.full((M, N), np.nan, np.float16)
     kernel = hgemm_fused(T.dynamic("M"), N, K, bias=bias, activation=activation,
-                         residual=residual, BM=BM, BN=BN, STAGES=3, SMS=2 * SMS)
+                         residual=residual, BM=BM, BN=BN, STAGES=3, SMS=2 * SMS,
+                         EPILOGUE=EPILOGUE)
     tilemlir.interpret(kernel, a, b, *([bias_v] if bias else []),
                        *([res_v] if residual else []), d)
     x = a.astype(np.float32) @ b.astype(np.float32).T

@@ -160,7 +160,9 @@ def _cases() -> list[Case]:
               Case(fp8, hopper, (1000, 1001, 1024), dict(scaling="row", CLUSTER=False,
                                                          EPILOGUE="staged")),
               Case(decode, hopper, (516, 1, 5323), dict(SPLIT_K=3, PRODUCER="cp_async",
-                                                        SWAP=True))]
+                                                        SWAP=True)),
+              Case("tilemlir.kernels.gemm_epilogue:hgemm_fused", hopper, (333, 447, 555),
+                   dict(residual=True, EPILOGUE="staged"))]
     # the norms at any N and the general-shape attention kernel (run-time B, H and lengths)
     cases += [Case(norms + "layer_norm", hopper, (1000, 50257)),
               Case(norms + "rms_norm", hopper, (333, 1000), dict(dtype="bfloat16"))]

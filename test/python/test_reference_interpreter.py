@@ -475,6 +475,16 @@ def test_hgemm_fused_matches_numpy_at_random_shapes(case):
     assert interpret_sweep.problem(*interpret_sweep.run_fused(*case)) is None
 
 
+@pytest.mark.parametrize("case", [(130, 263, 200, "gelu_tanh", True, True, 128, 256, 2),
+                                  (70, 77, 64, "silu", True, False, 64, 128, 3),
+                                  (200, 301, 555, "relu", False, True, 64, 256, 2)],
+                         ids=lambda c: "{}x{}x{}-{}".format(*c))
+def test_hgemm_fused_with_the_staged_epilogue_matches_numpy(case):
+    """EPILOGUE="staged" (odd N): bias and residual by masked loads, D through the staging
+    rows in 16-byte stores; every element written (NaN-poisoned)."""
+    assert interpret_sweep.problem(*interpret_sweep.run_fused(*case, EPILOGUE="staged")) is None
+
+
 @pytest.mark.parametrize("case", interpret_sweep.attention_cases(6, seed=22),
                          ids=lambda c: "B{}H{}Hkv{}Sq{}Skv{}D{}-{}".format(*c))
 def test_the_attention_kernel_matches_numpy_at_random_shapes(case):

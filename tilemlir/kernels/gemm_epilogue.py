@@ -36,11 +36,11 @@ which costs little: both wait on the same stages.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, DirectStore, GemmStages,
+from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, GemmStages,
                                     ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
-                                    check_pair,
-                                    check_ragged_gemm, check_staging, consumer_regs,
-                                    producer_regs, warp_specialized)
+                                    check_pair, check_ragged_gemm, check_staging,
+                                    consumer_regs, epilogue_store, producer_regs,
+                                    warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -76,7 +76,9 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     units take PRODUCER="cp_async" (K not a multiple of 8: the producer warpgroup's masked
     cp.async, without clusters, whose multicast is TMA's) and EPILOGUE="direct" (N not a
     multiple of 8: bias and residual read by masked loads into registers, D written by masked
-    stores). None (the default) picks them from K and N."""
+    stores) or "staged" (the same loads, D written through staging rows in 16-byte stores:
+    parts.StagedStore). None (the default) picks them from K and N ("direct" for N: the
+    staged stores are not yet timed here)."""
     kernel = "hgemm_fused"
     from tilemlir.kernels.gemm import check_extents
     check_extents(kernel, M, N, K)
@@ -99,7 +101,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
         raise ShapeError(f"{kernel}: alpha must be a finite number, got {alpha!r}")
     check_ragged_gemm(kernel, M, N, K, dtype, BM, BN, BK, STAGES, PRODUCER, EPILOGUE)
     pairs = PRODUCER == "tma"               # 2x1 clusters multicast B by TMA
-    direct = EPILOGUE == "direct"
+    tma_store = EPILOGUE == "tma"           # else bias and residual by masked loads
     if pairs:
         check_pair(kernel, BN, SMS)
     check_epilogue_columns(kernel, BN, EPI_N)
@@ -140,18 +142,19 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
             ring = barriers.ring(STAGES, consumers, peer=pair.peer)  # freed in both CTAs
         else:
             ring = barriers.ring(STAGES, consumers, producers=128)
-        if not direct:
+        if tma_store:
             loaded = barriers.alloc(1)                          # a residual window has landed
         if pairs:
             stages = GemmStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane,
                                 rank=pair.rank)
         else:
             stages = CpAsyncStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, M, N, K)
-        if direct:
-            store = DirectStore(D, M, N, EPI_N)
-        else:
+        if tma_store:
             store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers,
                              cta_wide=True)
+        else:
+            store = epilogue_store(EPILOGUE, pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane,
+                                   consumers)
         pool.commit()
         barriers.init(wg, warp, lane, cluster=pairs)
 
@@ -175,7 +178,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                 read from Residual's rows r0 .. with masked loads)."""
                 if scale != 1.0:
                     Tx.wg.mul(x, x, scale)
-                if bias and direct:             # any N: a masked load, zeros past N
+                if bias and not tma_store:      # any N: a masked load, zeros past N
                     Tx.wg.copy(bias_h, Bias[n_sub:n_sub + EPI_SUB], bounds=(N - n_sub,))
                     Tx.wg.cast(bias_f, bias_h)
                     Tx.wg.add(x, x, bias_f)
@@ -192,7 +195,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                     Tx.wg.add(x, x, bias_f)
                 _apply_activation(activation, x, fast_math)
                 if residual:
-                    if direct:
+                    if not tma_store:
                         Tx.wg.copy(res, Residual[r0:r0 + 64, n_sub:n_sub + EPI_SUB],
                                    bounds=(M - r0, N - n_sub))
                     else:
@@ -214,7 +217,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                 it = stages.consume(acc, row, it, 0, k_tiles)
                 if m0 < M:                  # the odd pair's second tile stores nothing
                     for c0 in T.unroll(0, BN, EPI_N):
-                        if not direct:
+                        if tma_store:
                             # The previous store has read Cs; with a residual, this chunk's
                             # window of it comes into Cs.
                             store.await_staging(load_residual)
@@ -223,13 +226,13 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                                 chunk += 1
                         for s0 in T.unroll(0, EPI_N, EPI_SUB):
                             x = acc[:, c0 + s0:c0 + s0 + EPI_SUB]
-                            staged = None if direct else store.Cs[row:row + 64, s0:s0 + EPI_SUB]
-                            epilogue(x, n0 + c0 + s0, staged, m0 + row)
+                            rs = store.Cs[row:row + 64, s0:s0 + EPI_SUB] if tma_store else None
+                            epilogue(x, n0 + c0 + s0, rs, m0 + row)
                             Tx.wg.cast(out[:, s0:s0 + EPI_SUB], x)
                         # (publish's first barrier: every consumer has read its residual, and
                         # the previous store has read Cs, before Cs is overwritten)
                         store.publish(out, row, m0, n0, c0)
-            if not direct:
+            if tma_store:
                 store.await_staging()
 
         warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
