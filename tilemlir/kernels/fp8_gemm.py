@@ -15,8 +15,8 @@ CTA per SM walking the output tiles (TileSchedule, run-time M), a TMA producer w
 a STAGES-deep ring of A and B k-tiles (GemmStages), BM / 64 consumer warpgroups issuing wgmma
 kind f8 (m64nBNk32), and the TMA-store epilogue (TmaStore; StagedStore or DirectStore for rows
 of D that are not whole 16-byte units). A k-tile is BK = 128 elements: one 128-byte swizzle row
-per row of a tile, what one TMA box writes. With CLUSTER (v7's 2x1 clusters) two CTAs computing vertically
-adjacent tiles each load half of their common B tile and multicast it into both.
+per row of a tile, what one TMA box writes. With CLUSTER (v7's 2x1 clusters) two CTAs computing
+vertically adjacent tiles each load half of their common B tile and multicast it into both.
 
 Where the scales act:
   - tensor and row scales commute with the sum over K, so they scale the fp32 accumulator
@@ -43,9 +43,9 @@ import math
 
 import tilemlir.lang as T
 from tilemlir.kernels.parts import (Barriers, ClusterPair, ShapeError, TileSchedule,
-                                    check_epilogue_columns, epilogue_store,
-                                    check_pair, check_ragged_gemm, check_staging, consumer_regs,
-                                    k_tile_stages, producer_regs, warp_specialized)
+                                    check_epilogue_columns, check_pair, check_ragged_gemm,
+                                    check_staging, consumer_regs, epilogue_store, k_tile_stages,
+                                    producer_regs, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile

@@ -291,15 +291,8 @@ def _ordered(M: int, N: int, K: int, configs: list[dict], sms: int) -> list[dict
 
 
 def _unaligned(config: dict, K: int, N: int) -> dict:
-    """`config` with cp.async loads where K rules TMA loads out, and where N rules TMA stores
-    out: for an odd N (rows on 2 bytes) 16-byte stores realigned through padded staging rows
-    (EPILOGUE="staged"), else (rows on 4 or 8 bytes, or N under a tile) masked stores from the
-    registers ("direct"). Unchanged for aligned shapes.
-
-    H200, one run (results/2026-12-03-session7/runB/odd_n-staged.log): staged against direct, us:
-    7181x2787x2 38 / 103, 1163x7805x32 33 / 64, 2048x50257x1024 506 / 710, 2999x8193x769
-    155 / 206, 4096x4097x4096 279 / 279; but 4096x4100x4096 283 / 239 and 1000x3x128
-    5.8 / 4.5, where the direct stores are 4 bytes wide or few."""
+    """`config` with cp.async loads where K rules TMA loads out, and the epilogue of
+    parts.unaligned_epilogue where N rules TMA stores out (unchanged for aligned shapes)."""
     config = dict(config)
     if K % 8:
         config["PRODUCER"] = "cp_async"

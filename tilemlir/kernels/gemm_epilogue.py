@@ -37,7 +37,7 @@ import math
 
 import tilemlir.lang as T
 from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, GemmStages,
-                                    ShapeError, TileSchedule, TmaStore, check_epilogue_columns,
+                                    ShapeError, TileSchedule, check_epilogue_columns,
                                     check_pair, check_ragged_gemm, check_staging,
                                     consumer_regs, epilogue_store, producer_regs,
                                     warp_specialized)
@@ -149,12 +149,8 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
                                 rank=pair.rank)
         else:
             stages = CpAsyncStages(pool, ring, A, B, dtype, BM, BN, BK, warp, lane, M, N, K)
-        if tma_store:
-            store = TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers,
-                             cta_wide=True)
-        else:
-            store = epilogue_store(EPILOGUE, pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane,
-                                   consumers)
+        store = epilogue_store(EPILOGUE, pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane,
+                               consumers, cta_wide=True)
         pool.commit()
         barriers.init(wg, warp, lane, cluster=pairs)
 

@@ -108,9 +108,14 @@ def staging_bytes(epilogue: str, BM: int, EPI_N: int) -> int:
 
 def unaligned_epilogue(N: int) -> str:
     """The epilogue for a D whose rows are not whole 16-byte units (N not a multiple of 8, of
-    16-bit elements): StagedStore's 16-byte stores for an odd N from STAGED_MIN_N columns, else
-    DirectStore's masked stores, 4 or 8 bytes wide for an even N (faster there on the H200:
-    results/2026-12-03-session7/runB/odd_n-staged.log), few for a narrow one."""
+    16-bit elements): StagedStore's 16-byte stores for an odd N (rows on 2 bytes) from
+    STAGED_MIN_N columns, else DirectStore's masked stores, 4 or 8 bytes wide for an even N,
+    few for a narrow one.
+
+    H200, one run (results/2026-12-03-session7/runB/odd_n-staged.log): staged against direct, us:
+    7181x2787x2 38 / 103, 1163x7805x32 33 / 64, 2048x50257x1024 506 / 710, 2999x8193x769
+    155 / 206, 4096x4097x4096 279 / 279; but 4096x4100x4096 283 / 239 and 1000x3x128
+    5.8 / 4.5, where the direct stores are 4 bytes wide or few."""
     return "staged" if N % 2 and N >= STAGED_MIN_N else "direct"
 
 

@@ -228,11 +228,11 @@ class StagedStore(_StoredAtOnce):
 
 
 def epilogue_store(kind: str, pool, D, M, N, dtype: str, BM: int, EPI_N: int, wg, warp, lane,
-                   consumers: int):
+                   consumers: int, cta_wide: bool = False):
     """The epilogue named by a kernel's EPILOGUE ("tma", "staged" or "direct"; checks.EPILOGUES),
-    its staging buffer (if any) allocated from `pool`."""
+    its staging buffer (if any) allocated from `pool`; cta_wide: TmaStore's whole-CTA form."""
     if kind == "tma":
-        return TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers)
+        return TmaStore(pool, D, dtype, BM, EPI_N, wg, warp, lane, consumers, cta_wide=cta_wide)
     if kind == "staged":
         return StagedStore(pool, D, M, N, dtype, BM, EPI_N, wg, warp, lane)
     return DirectStore(D, M, N, EPI_N)
