@@ -56,7 +56,7 @@ MIDSIZE = [(m, n, k) for n, k in ((4096, 4096), (8192, 2048)) for m in range(256
 ALIGNED = [(8192, 8192, 8192), (4096, 4096, 4096), (2048, 2048, 2048), (4096, 4096, 512),
            (16384, 1024, 4096), (4096, 28672, 4096), (4096, 4096, 14336), (4000, 4000, 4000),
            (3000, 5120, 2056), (1000, 1000, 8192)]
-SUITES = ("random", "decode", "unaligned", "midsize", "aligned")
+SUITES = ("random", "decode", "unaligned", "midsize", "aligned", "given")
 
 
 def random_shapes(count: int, seed: int) -> list[tuple[int, int, int]]:
@@ -76,7 +76,7 @@ def cases(args) -> list[tuple[str, tuple[int, int, int], str]]:
         shapes = {"random": lambda: random_shapes(args.count, args.seed),
                   "decode": lambda: [(m, n, k) for n, k in DECODE_NK for m in DECODE_M],
                   "unaligned": lambda: UNALIGNED, "midsize": lambda: MIDSIZE,
-                  "aligned": lambda: ALIGNED}[suite]()
+                  "aligned": lambda: ALIGNED, "given": lambda: args.shapes}[suite]()
         out += [(suite, shape, dtype) for shape in shapes for dtype in args.dtypes]
     return out
 
@@ -100,6 +100,8 @@ def label(config: dict) -> str:
     kernel = config.get("KERNEL", "hgemm_v6").replace("hgemm_", "")
     if kernel == "decode":
         text = f"decode BN{config['BN']} s{config.get('SPLIT_K', 1)}"
+        if config.get("SWAP"):
+            text += " swap"
     else:
         text = f"{kernel} {config['BM']}x{config['BN']} s{config.get('SPLIT_K', 1)}"
         if config.get("TAIL_SPLIT", 1) > 1:
@@ -284,10 +286,23 @@ def hung(case, args, env, rows, total, copy_gbs) -> None:
     os._exit(3)
 
 
+def shape_list(text: str) -> list[tuple[int, int, int]]:
+    """'1x4096x4095,516x1x5323' -> [(1, 4096, 4095), (516, 1, 5323)]."""
+    try:
+        shapes = [tuple(int(x) for x in item.split("x")) for item in text.split(",") if item]
+    except ValueError:
+        shapes = []
+    if not shapes or any(len(s) != 3 or min(s) < 1 for s in shapes):
+        raise argparse.ArgumentTypeError(f"--shapes: expected MxNxK[,MxNxK...], got {text!r}")
+    return shapes
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--suite", default="random", type=lambda s: s.split(","))
+    p.add_argument("--shapes", default=[], type=shape_list,
+                   help="the 'given' suite's shapes: MxNxK,MxNxK,...")
     p.add_argument("--count", type=int, default=300, help="random shapes (each in every dtype)")
     p.add_argument("--seed", type=int, default=21)
     p.add_argument("--dtypes", default="float16,bfloat16", type=lambda s: s.split(","))
@@ -316,6 +331,8 @@ def main() -> None:
     unknown = [s for s in args.suite if s not in SUITES]
     if unknown:
         p.error(f"unknown suite {unknown[0]}; known: {', '.join(SUITES)}")
+    if "given" in args.suite and not args.shapes:
+        p.error("the 'given' suite runs the shapes of --shapes, and none were given")
     todo = cases(args)
     import torch
     from bench.report import environment
