@@ -72,3 +72,30 @@ def test_the_front_door_takes_decode_for_small_m():
 def test_refusals_name_the_parameter(call, message):
     with pytest.raises(ShapeError, match=message):
         call()
+
+
+@pytest.mark.parametrize("shape, bn, least_units", [
+    ((1, 4096, 4095), 128, 128), ((8, 4096, 14335), 128, 128), ((32, 1000, 777), 64, 64),
+    ((516, 1, 5323), 64, 120), ((837, 5, 8051), 64, 120), ((2000, 16, 4095), 64, 128),
+    ((1000, 1, 4096), 64, 64), ((300, 16, 8192), 64, 40)])
+def test_few_tiles_split_k_until_the_sms_read(shape, bn, least_units):
+    """The model's pick spreads K over enough CTAs (in one wave): the realigned producer (odd
+    K) streams slowly per CTA and needs every SM, and a narrow-N shape (M and N exchanged) has
+    few tiles. Near each one timed best on the H200 (results/2026-12-03-session8/
+    decode-candidates.md)."""
+    M, N, K = shape
+    config = gemm.choose_config(*shape)
+    assert config["KERNEL"] == "hgemm_decode" and config["MPAD"] == mpad_for(min(M, N))
+    assert config.get("SWAP", False) == (N < M) and config["BN"] == bn
+    tiles = -(-max(M, N) // bn)
+    assert least_units <= tiles * config["SPLIT_K"] <= 132
+
+
+@pytest.mark.parametrize("M", [1, 2, 4, 8, 16, 32, 64])
+def test_the_decode_suite_keeps_its_fitted_splits(M):
+    """K a multiple of 8 (the TMA producer) with many tiles: the splits fitted in session 3
+    (results/2026-12-02-session3/run3/decode.md) stand: 4096 x 4096 split in two, 14336 and
+    128256 rows unsplit."""
+    assert gemm.choose_config(M, 4096, 4096)["SPLIT_K"] == 2
+    assert gemm.choose_config(M, 14336, 4096)["SPLIT_K"] == 1
+    assert gemm.choose_config(M, 128256, 4096)["SPLIT_K"] == 1

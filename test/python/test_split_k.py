@@ -10,6 +10,7 @@ import pytest
 
 import tilemlir
 from tilemlir.kernels import gemm
+from tilemlir.kernels.gemm_decode import mpad_for
 from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v6, hgemm_v7, split_k_counters_shape,
                                            split_k_workspace_shape, v7_split_buffers_shapes)
 from tilemlir.target.ptx import assemble, find_ptxas
@@ -97,9 +98,26 @@ def test_heuristic_fills_the_sms():
     assert config["SPLIT_K"] > 1 and tiles * config["SPLIT_K"] <= gemm.SMS
     # Short K: a split's fix-up costs more than the idle SMs.
     assert gemm.choose_config(1000, 1000, 256)["SPLIT_K"] == 1
-    # Smaller than the big tiles: smaller tiles.
-    assert (gemm.choose_config(100, 64, 4096)["BM"], gemm.choose_config(100, 64, 4096)["BN"]) \
-        == (64, 64)
+    # Smaller than the big tiles: smaller tiles (after the swapped decode kernel, for N <= 64).
+    tiled = [c for c in gemm.candidate_configs(100, 64, 4096) if not c.get("SWAP")]
+    assert (tiled[0]["BM"], tiled[0]["BN"]) == (64, 64)
+
+
+@pytest.mark.parametrize("shape", [(516, 1, 5323), (1000, 64, 4096), (65, 13, 64),
+                                   (100, 65, 4096), (64, 1, 64)])
+def test_narrow_n_takes_the_decode_kernel_with_m_and_n_exchanged(shape):
+    """N up to DECODE_M (M above it): hgemm_decode with SWAP=True first (MPAD holds N; cp.async
+    for odd K), then the tiled kernels; wider N, or M up to DECODE_M, as before."""
+    M, N, K = shape
+    configs = gemm.candidate_configs(*shape)
+    swapped = [c for c in configs if c.get("SWAP")]
+    if N <= gemm.DECODE_M < M:
+        assert configs[0] is swapped[0] and configs[0]["KERNEL"] == "hgemm_decode"
+        assert all(c["MPAD"] == mpad_for(N) for c in swapped)
+        assert all(c.get("PRODUCER") == ("cp_async" if K % 8 else None) for c in swapped)
+        assert any(c["KERNEL"] == "hgemm_v6" for c in configs)
+    else:
+        assert not swapped
 
 
 def test_balanced_clusters_keep_the_waves():
@@ -170,7 +188,7 @@ def test_unaligned_rows_pad_k_or_cp_async_and_direct_stores(shape, unaligned_k, 
     an odd N from STAGED_MIN_N, masked stores from the registers otherwise.
     Aligned shapes keep their configurations."""
     M, N, K = shape
-    configs = gemm.candidate_configs(*shape)
+    configs = [c for c in gemm.candidate_configs(*shape) if not c.get("SWAP")]
     padded = [c for c in configs if c.get("PAD_K")]
     assert bool(padded) == unaligned_k
     for config in configs:

@@ -256,7 +256,8 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     are), the padded ones first where pads_k says so. N not a multiple of 8 (D's rows):
     hgemm_v6 and v7 with EPILOGUE="staged" or "direct" (_unaligned).
 
-    M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates)."""
+    M up to DECODE_M takes hgemm_decode (gemm_decode.decode_candidates); N up to DECODE_M (M
+    above it) takes it first with M and N exchanged (SWAP=True)."""
     check_extents("candidate_configs", M, N, K)
     if isinstance(sms, bool) or not isinstance(sms, int) or sms < 2:
         raise ShapeError(f"candidate_configs: sms must be an integer of at least 2 (SMs that "
@@ -264,16 +265,20 @@ def candidate_configs(M: int, N: int, K: int, sms: int = SMS) -> list[dict]:
     k_tiles = math.ceil(K / BK)
     if M <= DECODE_M:
         return decode_candidates(M, N, K, sms)
+    # N <= DECODE_M: first hgemm_decode with M and N exchanged (A's rows fill wgmma's 64-row
+    # side, K split to fill the SMs), then the tiled kernels
+    swapped = [dict(c, SWAP=True) for c in decode_candidates(N, M, K, sms)] \
+        if N <= DECODE_M else []
     configs = [c for c in _aligned_candidates(M, N, K, k_tiles, sms)
                if N % 8 == 0 or c["KERNEL"] != "hgemm_v8"]
     if not K % 8:
-        return _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
+        return swapped + _ordered(M, N, K, [_unaligned(c, K, N) for c in configs], sms)
     K_padded = padded_k(K)
     padded = _ordered(M, N, K_padded, [dict(_unaligned(c, K_padded, N), PAD_K=True)
                                        for c in configs], sms)
     cp_async = _ordered(M, N, K, [_unaligned(c, K, N) for c in configs
                                   if c["KERNEL"] == "hgemm_v6"], sms)
-    return padded + cp_async if pads_k(M, N, K) else cp_async + padded
+    return swapped + (padded + cp_async if pads_k(M, N, K) else cp_async + padded)
 
 
 def pads_k(M: int, N: int, K: int) -> bool:

@@ -151,6 +151,18 @@ SPLIT_COST = 12
 # (or 896 split) tiles of 64 (same results file). With more rows of A the MMAs count, and
 # 64-row tiles cost half (M = 32 and 64 ran fastest on them).
 NARROW_TILE_MPAD = 16
+# Too few units leave DRAM idle: a CTA streams its slice at a bounded rate, so below the
+# units that saturate DRAM each k-tile step costs up to 1 + UNDERFILL_COST times more (in
+# proportion to the shortfall). The TMA producer saturates it from about 40% of the SMs
+# (N = 14336: 112 tiles unsplit ran as fast as any split); the cp.async producer (K not a
+# multiple of 8: each thread's realigned loads, then its stores) needs every SM, and its
+# k-tile step costs CP_ASYNC_STEP_COST TMA steps. Fitted to every candidate timed on 16
+# decode and narrow-N shapes with odd and even K (results/2026-12-03-session8/
+# decode-candidates.md: the model's pick 1.74x the best's time before, 1.06x after) without
+# changing a pick of the decode suite (N, K = 4096 .. 128256, K even).
+UNDERFILL_COST = 6
+TMA_SATURATING_SMS = 0.4
+CP_ASYNC_STEP_COST = 4
 
 
 def decode_config(M: int, N: int, K: int, sms: int = 132) -> dict:
@@ -165,15 +177,20 @@ def decode_candidates(M: int, N: int, K: int, sms: int = 132) -> list[dict]:
     BN 128 or 64, and splits of K while the tiles fill fewer than two waves."""
     k_tiles = math.ceil(K / 64)
     mpad = mpad_for(M)
+    cp_async = K % 8 != 0
+    saturating = sms if cp_async else TMA_SATURATING_SMS * sms
     scored = []
     for BN in (128, 64):
         tiles = math.ceil(N / BN)
         step = 1.0 if mpad <= NARROW_TILE_MPAD else BN / 128
+        if cp_async:
+            step *= CP_ASYNC_STEP_COST
         for split in range(1, 17):
             if split > k_tiles or (split > 1 and tiles >= 2 * sms):
                 break
             units = tiles * split
-            steps = math.ceil(units / sms) * math.ceil(k_tiles / split) * step
+            underfill = 1 + UNDERFILL_COST * max(0.0, 1 - units / saturating)
+            steps = math.ceil(units / sms) * math.ceil(k_tiles / split) * step * underfill
             scored.append((steps + SPLIT_COST * split, -BN, split))
     configs = []
     for _, neg_bn, split in sorted(scored):
