@@ -273,8 +273,12 @@ def test_configurations():
     assert choose_config(8192, 8192, 8192, "block", use_fast_accum=True) == \
         dict(BM=128, BN=128, CLUSTER=True)
     unaligned = choose_config(1000, 1001, 1003, "row")
-    assert unaligned["PRODUCER"] == "cp_async" and unaligned["EPILOGUE"] == "direct"
+    assert unaligned["PRODUCER"] == "cp_async" and unaligned["EPILOGUE"] == "staged"
     assert not unaligned["CLUSTER"]
+    # an even or narrow N keeps the masked stores (4 or 8 bytes wide, or few)
+    assert choose_config(1000, 1002, 1024, "tensor")["EPILOGUE"] == "direct"
+    assert choose_config(1000, 63, 1024, "tensor")["EPILOGUE"] == "direct"
+    assert "EPILOGUE" not in choose_config(1000, 1000, 1024, "tensor")
 
 
 @pytest.mark.parametrize("sa, sb, kind", [

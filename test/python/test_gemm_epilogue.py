@@ -125,8 +125,8 @@ def test_ragged_n_guards_the_bias_load_in_groups_of_8():
     ((33, 256, 64), dict(SMS=2, residual=True, activation="silu", alpha=0.5))])
 def test_any_shape_in_the_interpreter(shape, config):
     """Rows that are not whole 16-byte units (N 203, 136, 131; K 77, 50) take masked cp.async
-    loads without clusters and masked direct stores, bias and residual read by masked loads;
-    against numpy."""
+    loads without clusters, D's stores through staging rows (odd N) or masked (N = 136), bias
+    and residual read by masked loads; against numpy."""
     import math
 
     import numpy as np
@@ -164,3 +164,14 @@ def test_a_run_time_m():
         tilemlir.interpret(kernel, a, b, bias, d)
         ref = a.astype(np.float32) @ b.astype(np.float32).T + bias
         np.testing.assert_allclose(d.astype(np.float32), ref, atol=0.05, rtol=0.02)
+
+
+@pytest.mark.parametrize("n, expected", [(1001, "staged"), (1002, "direct"), (63, "direct"),
+                                         (1000, "tma")])
+def test_the_default_epilogue_follows_the_plain_gemm(n, expected):
+    """EPILOGUE=None builds what parts.unaligned_epilogue picks for N (the plain GEMM's rule:
+    staged 16-byte stores for an odd N from 64 columns), TMA stores for whole 16-byte rows."""
+    default = tilemlir.compile(hgemm_fused(300, n, 256), target="sm_90a", cache=False).ptx
+    chosen = tilemlir.compile(hgemm_fused(300, n, 256, EPILOGUE=expected), target="sm_90a",
+                              cache=False).ptx
+    assert default == chosen

@@ -40,7 +40,7 @@ from tilemlir.kernels.parts import (Barriers, ClusterPair, CpAsyncStages, GemmSt
                                     ShapeError, TileSchedule, check_epilogue_columns,
                                     check_pair, check_ragged_gemm, check_staging,
                                     consumer_regs, epilogue_store, producer_regs,
-                                    warp_specialized)
+                                    unaligned_epilogue, warp_specialized)
 from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
@@ -77,8 +77,8 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     cp.async, without clusters, whose multicast is TMA's) and EPILOGUE="direct" (N not a
     multiple of 8: bias and residual read by masked loads into registers, D written by masked
     stores) or "staged" (the same loads, D written through staging rows in 16-byte stores:
-    parts.StagedStore). None (the default) picks them from K and N ("direct" for N: the
-    staged stores are not yet timed here)."""
+    parts.StagedStore). None (the default) picks them from K and N (parts.unaligned_epilogue
+    for N, as the plain GEMM)."""
     kernel = "hgemm_fused"
     from tilemlir.kernels.gemm import check_extents
     check_extents(kernel, M, N, K)
@@ -90,7 +90,7 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     if PRODUCER is None:
         PRODUCER = "cp_async" if isinstance(K, int) and K % 8 else "tma"
     if EPILOGUE is None:
-        EPILOGUE = "direct" if isinstance(N, int) and N % 8 else "tma"
+        EPILOGUE = unaligned_epilogue(N) if isinstance(N, int) and N % 8 else "tma"
     if activation not in ACTIVATIONS:
         raise ShapeError(f"{kernel}: activation must be one of {ACTIVATIONS}, got "
                          f"{activation!r}")
