@@ -176,16 +176,19 @@ def test_tiles_may_hang_past_small_shapes():
 @pytest.mark.parametrize("shape,unaligned_k,epilogue", [
     ((3333, 4444, 5552), False, "direct"), ((1000, 3, 128), False, "direct"),
     ((333, 444, 555), True, "direct"), ((100, 4096, 4095), True, None),
-    ((65, 300, 3), True, "direct"), ((4096, 4096, 4100), True, None),
+    ((65, 300, 3), True, "staged"), ((4096, 4096, 4100), True, None),
     ((4096, 4096, 4096), False, None),
     ((2999, 8193, 769), True, "staged"), ((300, 65, 320), False, "staged"),
-    ((1000, 63, 128), False, "direct")])
+    ((1000, 63, 128), False, "direct"),
+    ((5518, 6246, 20), True, "staged"), ((2048, 4100, 64), False, "staged"),   # even N, small K
+    ((2048, 4100, 72), False, "direct"), ((65, 300, 66), True, "direct")])
 def test_unaligned_rows_pad_k_or_cp_async_and_direct_stores(shape, unaligned_k, epilogue):
     """K not a multiple of 8 rules out TMA loads of A's and B's rows as they are: the padded
     candidates (PAD_K: the front door copies them into rows of a multiple of 8, TMA loads
     those, any kernel) and hgemm_v6 with cp.async, the padded first where pads_k says (odd K,
     not launch-bound); N not a multiple of 8 rules out TMA stores: staged 16-byte stores for
-    an odd N from STAGED_MIN_N, masked stores from the registers otherwise.
+    an odd N from STAGED_MIN_N and an even one up to STAGED_EVEN_MAX_K, masked stores from the
+    registers otherwise.
     Aligned shapes keep their configurations."""
     M, N, K = shape
     configs = [c for c in gemm.candidate_configs(*shape) if not c.get("SWAP")]

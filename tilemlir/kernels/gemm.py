@@ -302,7 +302,7 @@ def _unaligned(config: dict, K: int, N: int) -> dict:
     if K % 8:
         config["PRODUCER"] = "cp_async"
     if N % 8:
-        config["EPILOGUE"] = unaligned_epilogue(N)
+        config["EPILOGUE"] = unaligned_epilogue(N, K)
     return config
 
 

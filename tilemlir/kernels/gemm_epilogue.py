@@ -90,7 +90,8 @@ def hgemm_fused(M, N, K, dtype="float16", bias=True, activation="gelu_tanh", res
     if PRODUCER is None:
         PRODUCER = "cp_async" if isinstance(K, int) and K % 8 else "tma"
     if EPILOGUE is None:
-        EPILOGUE = unaligned_epilogue(N) if isinstance(N, int) and N % 8 else "tma"
+        EPILOGUE = unaligned_epilogue(N, K if isinstance(K, int) else None) \
+            if isinstance(N, int) and N % 8 else "tma"
     if activation not in ACTIVATIONS:
         raise ShapeError(f"{kernel}: activation must be one of {ACTIVATIONS}, got "
                          f"{activation!r}")

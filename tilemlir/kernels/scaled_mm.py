@@ -70,7 +70,7 @@ def candidate_configs(M: int, N: int, K: int, scaling: str, use_fast_accum: bool
             if K % 16:
                 config["PRODUCER"] = "cp_async"
             if N % 8:
-                config["EPILOGUE"] = unaligned_epilogue(N)
+                config["EPILOGUE"] = unaligned_epilogue(N, K)
             configs.append(config)
 
     def modelled(c):

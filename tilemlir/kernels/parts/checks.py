@@ -12,6 +12,7 @@ SHARED_MEMORY_BYTES = 227 * 1024        # the most dynamic shared memory a Hoppe
 BARRIER_BYTES = 1024                    # the mbarriers' room before the first swizzled tile
 STAGED_PAD = 8                          # elements after each staging row of StagedStore
 STAGED_MIN_N = 64                       # an odd N from which D's rows leave staged
+STAGED_EVEN_MAX_K = 64                  # and an even one, up to this K (epilogue-bound)
 
 
 class ShapeError(ValueError):
@@ -106,20 +107,27 @@ def staging_bytes(epilogue: str, BM: int, EPI_N: int) -> int:
     return {"tma": BM * EPI_N * 2, "staged": BM * (EPI_N + STAGED_PAD) * 2}.get(epilogue, 0)
 
 
-def unaligned_epilogue(N: int) -> str:
+def unaligned_epilogue(N: int, K: int | None = None) -> str:
     """The epilogue for a D whose rows are not whole 16-byte units (N not a multiple of 8, of
-    16-bit elements): StagedStore's 16-byte stores for an odd N (rows on 2 bytes) from
-    STAGED_MIN_N columns, else DirectStore's masked stores, 4 or 8 bytes wide for an even N,
-    few for a narrow one.
+    16-bit elements): StagedStore's 16-byte stores from STAGED_MIN_N columns for an odd N, and
+    for an even one where K is at most STAGED_EVEN_MAX_K (the stores are then most of the
+    time); else DirectStore's masked stores, 4 or 8 bytes wide for an even N, few for a narrow
+    one. K None: not known (an even N keeps the direct stores).
 
     H200, one run (results/2026-12-03-session7/runB/odd_n-staged.log): staged against direct, us:
     7181x2787x2 38 / 103, 1163x7805x32 33 / 64, 2048x50257x1024 506 / 710, 2999x8193x769
-    155 / 206, 4096x4097x4096 279 / 279; but 4096x4100x4096 283 / 239 and 1000x3x128
-    5.8 / 4.5, where the direct stores are 4 bytes wide or few. The FP8 front door and
-    hgemm_fused take the same rule (results/2026-12-03-session8/staged_defaults.log: over six
-    odd-N shapes the staged stores took 0.78x the direct ones' time for FP8, 0.96x for the
-    fused GEMM, 0.85-1.11x a shape)."""
-    return "staged" if N % 2 and N >= STAGED_MIN_N else "direct"
+    155 / 206, 4096x4097x4096 279 / 279; but 1000x3x128 5.8 / 4.5, where the stores are few.
+    An even N (results/2026-12-03-session8/runB/epilogue_k.log, three shapes, K from 2 to
+    4096): staged / direct 0.47-0.95 for K up to 64, 0.69-1.19 at 256 and 1024, 1.16-1.19 at
+    4096 (4096x4100x4096: 283 / 239). The FP8 front door and hgemm_fused take the same rule
+    (results/2026-12-03-session8/runA/staged_defaults.log: over six odd-N shapes the staged
+    stores took 0.78x the direct ones' time for FP8, 0.96x for the fused GEMM, 0.85-1.11x a
+    shape)."""
+    if N < STAGED_MIN_N:
+        return "direct"
+    if N % 2 or (K is not None and K <= STAGED_EVEN_MAX_K):
+        return "staged"
+    return "direct"
 
 
 def check_pair(kernel: str, BN, SMS) -> None:
