@@ -24,7 +24,8 @@ GEMMS = [(1, 512, 256), (7, 1000, 512), (64, 64, 8), (33, 72, 24), (130, 200, 40
          (130, 203, 64), (70, 136, 77), (3, 5, 7), (200, 300, 130),   # unaligned N, K
          (2000, 1000, 77),          # hgemm_v6 BM=128 with the cp.async producer: 3 warpgroups
          (300, 77, 130), (129, 1001, 64),     # odd N: the staged epilogue
-         (300, 7, 130), (129, 64, 64)]        # N <= 64: hgemm_decode with M and N exchanged
+         (300, 7, 130), (129, 64, 64),        # N <= 64: hgemm_decode with M and N exchanged
+         (130, 202, 24)]                      # even N at K <= 64: the staged epilogue too
 
 
 def copies() -> int:

@@ -104,6 +104,7 @@ def test_front_door_matches_torch(shape, dtype):
 
 STAGED = [  # odd N, D's rows stored through the staging rows (parts.StagedStore)
     ((2999, 8193, 769), {}), ((7181, 2787, 2), {}), ((1163, 7805, 32), {}),   # the door's own
+    ((2048, 4100, 16), {}), ((5518, 6246, 20), {}),     # even N at K <= 64: the door's own too
     ((333, 447, 555), dict(KERNEL="hgemm_v6", SPLIT_K=2, PRODUCER="cp_async")),
     ((200, 301, 4096), dict(KERNEL="hgemm_v7", SPLIT_K=2)),
     ((1000, 1001, 2000), dict(KERNEL="hgemm_v7", TAIL_SPLIT=3, SMS=20)),
