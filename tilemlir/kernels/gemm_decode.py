@@ -157,7 +157,7 @@ NARROW_TILE_MPAD = 16
 # (N = 14336: 112 tiles unsplit ran as fast as any split); the cp.async producer (K not a
 # multiple of 8: each thread's realigned loads, then its stores) needs every SM, and its
 # k-tile step costs CP_ASYNC_STEP_COST TMA steps. Fitted to every candidate timed on 16
-# decode and narrow-N shapes with odd and even K (results/2026-12-03-session8/
+# decode and narrow-N shapes with odd and even K (results/2026-12-03-session8/runA/
 # decode-candidates.md: the model's pick 1.74x the best's time before, 1.06x after) without
 # changing a pick of the decode suite (N, K = 4096 .. 128256, K even).
 UNDERFILL_COST = 6
@@ -168,7 +168,8 @@ CP_ASYNC_STEP_COST = 4
 def decode_config(M: int, N: int, K: int, sms: int = 132) -> dict:
     """hgemm_decode's tile rows and split for the shape: enough units to keep every SM reading
     B (the roof), in as few waves as whole, without splits so fine that their fix-ups (and
-    prologues) dominate: the fewest k-tile steps per SM, a split costing SPLIT_COST."""
+    prologues) dominate: the fewest k-tile steps per SM, a split costing SPLIT_COST, a step
+    dearer where too few units read (UNDERFILL_COST)."""
     return decode_candidates(M, N, K, sms)[0]
 
 
