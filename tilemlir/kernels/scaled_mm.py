@@ -18,8 +18,9 @@ tensor cores and promoted into fp32 registers, unless use_fast_accum=True (tenso
 scales) lets the tensor cores sum all of K (faster: 128 x 256 tiles, no promotion).
 
 Any M, N, K: K not a multiple of 16 loads the k-tiles with masked cp.async, N not a multiple of
-8 stores D through staging rows in 16-byte units (an odd N from 64 columns) or with masked
-stores (fp8_gemm's PRODUCER and EPILOGUE, as parts.unaligned_epilogue picks). Each
+8 stores D through staging rows in 16-byte units (an odd N from 64 columns, an even one at K up
+to 64) or with masked stores (fp8_gemm's PRODUCER and EPILOGUE, as parts.unaligned_epilogue
+picks). Each
 configuration is compiled once for every M (a run-time M); the configuration is chosen per
 shape by the f16 front door's wave model (tilemlir.kernels.gemm.estimate; an FP8 k-tile of 128
 moves the bytes of an f16 one of 64 and takes about its time at twice the rate, so the model
@@ -54,8 +55,8 @@ def candidate_configs(M: int, N: int, K: int, scaling: str, use_fast_accum: bool
     """fp8_gemm configurations for this shape, best modelled first: each tile shape that fits
     M x N, in 2x1 clusters sharing B (where K allows TMA) and alone; masked cp.async loads
     where K is not a multiple of 16, parts.unaligned_epilogue's stores where N is not one of
-    8. Block
-    scales, and the others without use_fast_accum, promote the accumulator every k-tile."""
+    8. Block scales, and the others without use_fast_accum, promote the accumulator every
+    k-tile."""
     promote = scaling == "block" or not use_fast_accum
     configs = []
     for BM, BN in PROMOTED_TILES if promote else TILES:
