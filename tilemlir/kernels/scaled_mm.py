@@ -20,11 +20,10 @@ scales) lets the tensor cores sum all of K (faster: 128 x 256 tiles, no promotio
 Any M, N, K: K not a multiple of 16 loads the k-tiles with masked cp.async, N not a multiple of
 8 stores D through staging rows in 16-byte units (an odd N from 64 columns, an even one at K up
 to 64) or with masked stores (fp8_gemm's PRODUCER and EPILOGUE, as parts.unaligned_epilogue
-picks). Each
-configuration is compiled once for every M (a run-time M); the configuration is chosen per
-shape by the f16 front door's wave model (tilemlir.kernels.gemm.estimate; an FP8 k-tile of 128
-moves the bytes of an f16 one of 64 and takes about its time at twice the rate, so the model
-sees K / 2).
+picks). Each configuration is compiled once for every M (a run-time M); the configuration is
+chosen per shape by the f16 front door's wave model (tilemlir.kernels.gemm.estimate; an FP8
+k-tile of 128 moves the bytes of an f16 one of 64 and takes about its time at twice the rate,
+so the model sees K / 2).
 
 The same function as a torch custom op (for torch.compile(fullgraph=True)):
 
