@@ -8,7 +8,7 @@ out=${OUT:-device-out}; mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 S=results/2026-12-03-session8
 new=/tmp/ab-new; rm -rf $new; mkdir -p $new
-cp -r tilemlir test bench results pyproject.toml $new/ 2>/dev/null
+cp -r tilemlir dialects test bench results pyproject.toml $new/ 2>/dev/null
 (cd $new && { git apply "$OLDPWD/$S/next-split-k-v4.patch" 2>/dev/null || patch -p1 < "$OLDPWD/$S/next-split-k-v4.patch"; }) || { echo "patch failed"; exit 1; }
 (cd $new && PYTHONPATH=/tmp/site:$new:$OLDPWD/.devbundle/pylibs TILEMLIR_CACHE_DIR=/tmp/tc-new \
   timeout 200 python3 -m pytest -q -rfE -m gpu -o cache_dir=/tmp/pytest-cache -n 14 \
