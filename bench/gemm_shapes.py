@@ -14,6 +14,7 @@ Suites (float16 and bfloat16 unless --dtypes says otherwise):
   unaligned  ten shapes with N or K not a multiple of 8 (3333x4444x5552 among them)
   midsize    M from 256 to 3072 by 256, (N, K) in {(4096, 4096), (8192, 2048)}
   aligned    the 10 shapes of bench/gemm.py
+  given      the shapes of --shapes MxNxK,MxNxK,... (a list to look at closer)
 
 Every case: the front door's own choice (hgemm), its output NaN-poisoned and checked against a
 float32 reference on fresh random-normal inputs by bench/gemm.py's check (relative Frobenius
