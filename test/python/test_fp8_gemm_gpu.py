@@ -48,6 +48,7 @@ CASES = [
     ((100, 200, 1000), "block", False, {}),                    # K % 16: cp.async loads
     ((100, 1001, 512), "row", True, {}),                       # odd N: staged stores
     ((100, 1002, 512), "row", True, {}),                       # even N % 8: direct stores
+    ((100, 1002, 64), "tensor", False, {}),                    # and at K <= 64: staged
     ((64, 72, 1001), "tensor", False, {}),                     # odd K
     ((1, 256, 256), "tensor", True, {}),                       # M = 1
     ((640, 384, 256), "tensor", False, dict(b_dtype=E5M2)),   # e4m3 x e5m2
