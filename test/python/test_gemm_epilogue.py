@@ -122,11 +122,12 @@ def test_ragged_n_guards_the_bias_load_in_groups_of_8():
 @pytest.mark.parametrize("shape, config", [
     ((200, 256, 128), dict(SMS=4)), ((130, 203, 64), dict(SMS=3)),
     ((100, 136, 77), dict(SMS=2)), ((70, 131, 50), dict(SMS=2, residual=True)),
-    ((33, 256, 64), dict(SMS=2, residual=True, activation="silu", alpha=0.5))])
+    ((33, 256, 64), dict(SMS=2, residual=True, activation="silu", alpha=0.5)),
+    ((130, 202, 40), dict(SMS=2, residual=True))])     # even N at K <= 64: staged stores
 def test_any_shape_in_the_interpreter(shape, config):
-    """Rows that are not whole 16-byte units (N 203, 136, 131; K 77, 50) take masked cp.async
-    loads without clusters, D's stores through staging rows (odd N) or masked (N = 136), bias
-    and residual read by masked loads; against numpy."""
+    """Rows that are not whole 16-byte units (N 203, 136, 131, 202; K 77, 50, 40) take masked
+    cp.async loads without clusters, D's stores through staging rows (odd N; 202 at K 40) or
+    masked (N = 136 at K 77), bias and residual read by masked loads; against numpy."""
     import math
 
     import numpy as np
