@@ -145,3 +145,16 @@ def test_run_time_dim_errors_name_the_problem():
     with pytest.raises(KernelError, match="T.dynamic\\('R'\\) sizes none of the kernel's "
                                           "buffer parameters"):
         unknown_dim.build()
+
+
+def test_narrow_n_compiles_a_bounded_set_for_every_m():
+    """N up to 64 (the swapped decode kernel, M on its tiles' side, at run time): the split
+    the model picks moves with M, but over every M the configurations are a few (BN 64 / 128
+    x SPLIT_K 1-16 at most), and a new M with an earlier configuration reuses its kernel."""
+    configs = {tuple(sorted(gemm.choose_config(m, 8, 4096).items()))
+               for m in range(65, 40000, 37)}
+    assert all(dict(c)["KERNEL"] == "hgemm_decode" and dict(c)["SWAP"] for c in configs)
+    assert len(configs) <= 32
+    first, second = gemm.hgemm(3000, 8, 4096, target="sm_90a"), \
+        gemm.hgemm(3100, 8, 4096, target="sm_90a")
+    assert first.config == second.config and first.kernel is second.kernel
