@@ -35,8 +35,8 @@ Where the scales act:
 Edges: TMA reads zeros past M, N and K and clips the stores past M and N; scale loads are masked
 (zeros past M and N). TMA needs K a multiple of 16 (16-byte rows of 8-bit elements, as
 torch._scaled_mm requires): PRODUCER="cp_async" loads any K with masked cp.async instead; the
-TMA epilogue needs N a multiple of 8 (16-bit D): EPILOGUE="direct" (the front door's
-choice, scaled_mm) or "staged" stores any N.
+TMA epilogue needs N a multiple of 8 (16-bit D): EPILOGUE="staged" or "direct" stores any N
+(the front door, scaled_mm, picks as parts.unaligned_epilogue says).
 """
 
 import math

@@ -197,7 +197,7 @@ def decode_candidates(M: int, N: int, K: int, sms: int = 132) -> list[dict]:
     for _, neg_bn, split in sorted(scored):
         config = dict(KERNEL="hgemm_decode", MPAD=mpad, BN=-neg_bn, SPLIT_K=split,
                       STAGES=8 if neg_bn == -128 else 12)
-        if K % 8:
+        if cp_async:
             config["PRODUCER"] = "cp_async"
         configs.append(config)
     return configs

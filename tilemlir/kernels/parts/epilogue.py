@@ -31,6 +31,10 @@ Tx = T.tile
 class _Chunks:
     """What the epilogues share: a tile stored chunk by chunk, EPI_N (self.cols) columns each."""
 
+    def _columns(self, out, c0):
+        """Chunk c0's columns of `out`, which holds the chunk or the whole tile's columns."""
+        return out[:, c0:c0 + self.cols] if out.shape[1] > self.cols else out
+
     @T.macro
     def tile(self, out, row, m0, n0):
         """Every chunk of `out`, the tile's values in the output type."""
@@ -95,9 +99,8 @@ class TmaStore(_Chunks):
     def publish(self, out, row, m0, n0, c0):
         """Stores chunk c0 (columns c0 .. c0 + EPI_N of the tile at (m0, n0)) from `out`, this
         warpgroup's 64 rows from `row`: `out` holds the chunk, or the whole tile's columns."""
-        cols = self.cols
         self._sync()
-        Tx.wg.copy(self.Cs[row:row + 64, :], out[:, c0:c0 + cols] if out.shape[1] > cols else out)
+        Tx.wg.copy(self.Cs[row:row + 64, :], self._columns(out, c0))
         T.ptx.fence.proxy_async("shared::cta")      # generic writes -> the TMA store's reads
         self._sync()
         if self.cta_wide:
@@ -139,8 +142,7 @@ class DirectStore(_StoredAtOnce):
         warpgroup's 64 rows from `row`, the parts inside D only."""
         cols = self.cols
         r0 = m0 + row
-        Tx.wg.copy(self.D[r0:r0 + 64, n0 + c0:n0 + c0 + cols],
-                   out[:, c0:c0 + cols] if out.shape[1] > cols else out,
+        Tx.wg.copy(self.D[r0:r0 + 64, n0 + c0:n0 + c0 + cols], self._columns(out, c0),
                    bounds=(self.M - r0, self.N - n0 - c0))
 
 
@@ -180,8 +182,7 @@ class StagedStore(_StoredAtOnce):
         warpgroup's 64 rows from `row`, the parts inside D only."""
         cols = self.cols
         T.cuda.bar_sync(self.wg, 128)
-        Tx.wg.copy(self.Cs[row:row + 64, 0:cols],
-                   out[:, c0:c0 + cols] if out.shape[1] > cols else out)
+        Tx.wg.copy(self.Cs[row:row + 64, 0:cols], self._columns(out, c0))
         T.cuda.bar_sync(self.wg, 128)
         width = T.max(T.min(self.N - n0 - c0, cols), 0)     # the chunk's columns inside D
         t = self.warp * 32 + self.lane
