@@ -57,9 +57,20 @@ def cases(count: int, seed: int) -> list[tuple[int, int, int, str, int]]:
              ("float16", "bfloat16")[i % 2], int(rng.integers(2, 5))) for i in range(count)]
 
 
+def split_k_arrays(kernel, M: int) -> list:
+    """The arrays a GEMM kernel takes after (A, B, D), zeroed and sized for M rows as its
+    signature says (a split-K kernel's workspace and counters; none otherwise): numpy's twin
+    of tilemlir.kernels.gemm.split_k_buffers."""
+    from tilemlir.ir.kernel_abi import evaluate_extent
+    arrays = []
+    for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
+        shape = (evaluate_extent(p.leading, {"M": M}), *p.shape[1:]) if p.leading else p.shape
+        arrays.append(np.zeros(shape, np.float32 if p.dtype == "f32" else np.int32))
+    return arrays
+
+
 def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     """gemm: (ours, numpy's, configuration) of one case, both float32 arrays."""
-    from tilemlir.ir.kernel_abi import evaluate_extent
     from tilemlir.kernels.gemm import Gemm, choose_config, padded_k
     config = dict(choose_config(M, N, K, dtype, target="sm_90a"))
     config["SMS"] = SMS if config["KERNEL"] != "hgemm_v7" else 2 * SMS      # v7: pairs
@@ -71,12 +82,7 @@ def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     # PAD_K: the kernel takes A and B in rows padded with zeros, as the front door copies them
     a, b = (np.pad(t, ((0, 0), (0, padded_k(K) - K))) if config.get("PAD_K") else t
             for t in (A, B))
-    extra = []
-    if config.get("SPLIT_K", 1) > 1:          # the workspace and counters, as the door sizes them
-        for p in tilemlir.compile(kernel, target="sm_90a").signature.params[3:]:
-            shape = (evaluate_extent(p.leading, {"M": M}), *p.shape[1:]) if p.leading \
-                else p.shape
-            extra.append(np.zeros(shape, np.float32 if p.dtype == "f32" else np.int32))
+    extra = split_k_arrays(kernel, M) if config.get("SPLIT_K", 1) > 1 else []
     tilemlir.interpret(kernel, a, b, D, *extra)
     return widen(D), widen(A) @ widen(B).T, config
 

@@ -403,15 +403,12 @@ def test_the_staged_epilogue_stores_rows_of_any_alignment(name, M, N, K, config)
     """EPILOGUE="staged" (parts.StagedStore): each row's 16-byte units of D read realigned
     from the padded staging rows, stored whole inside the row, element by element at its two
     ends; every element written (NaN-poisoned), none outside D (the interpreter's bounds)."""
-    from tilemlir.kernels.hgemm_hopper import split_k_counters_shape, split_k_workspace_shape
     factory = getattr(hgemm_hopper, name)
     kernel = factory(M if M is not None else tilemlir.lang.dynamic("M"), N, K,
                      EPILOGUE="staged", **config)
     for rows in ([M] if M is not None else [1, 63, 200]):
-        extra = []
-        if config.get("SPLIT_K", 1) > 1:
-            extra = [np.zeros(split_k_workspace_shape(rows, N, 128, 256, 2), np.float32),
-                     np.zeros(split_k_counters_shape(rows, N, 128, 256), np.int32)]
+        extra = interpret_sweep.split_k_arrays(kernel, rows) \
+            if config.get("SPLIT_K", 1) > 1 else []
         a, b = _operands(rows, N, K)
         d = np.full((rows, N), np.nan, np.float16)
         tilemlir.interpret(kernel, a, b, d, *extra)
@@ -431,18 +428,12 @@ def test_the_swapped_decode_kernel_matches_numpy(M, N, K, config):
     """M and N exchanged: A's rows on wgmma's 64-row side, B's N rows padded to MPAD, D's tile
     stored as the accumulator holds it (masked past M and N); split K, cp.async loads for odd
     K, a run-time M (one kernel for 1, 65 and 190 rows); NaN-poisoned output."""
-    from tilemlir.ir.kernel_abi import evaluate_extent
     from tilemlir.kernels.gemm_decode import hgemm_decode
     kernel = hgemm_decode(M if M is not None else tilemlir.lang.dynamic("M"), N, K, SWAP=True,
                           **config)
     for rows in ([M] if M is not None else [1, 65, 190]):
-        extra = []
-        if config.get("SPLIT_K", 1) > 1:
-            sig = tilemlir.compile(kernel, target="sm_90a").signature
-            extra = [np.zeros((evaluate_extent(p.leading, {"M": rows}),) + p.shape[1:]
-                              if p.leading else p.shape,
-                              np.float32 if p.dtype == "f32" else np.int32)
-                     for p in sig.params[3:]]
+        extra = interpret_sweep.split_k_arrays(kernel, rows) \
+            if config.get("SPLIT_K", 1) > 1 else []
         a, b = _operands(rows, N, K)
         d = np.full((rows, N), np.nan, np.float16)
         tilemlir.interpret(kernel, a, b, d, *extra)
