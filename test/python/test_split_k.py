@@ -33,9 +33,14 @@ def test_split_k_compiles_and_assembles(shape, config):
     tiles = math.ceil(M / BM) * math.ceil(N / BN)
     assert kernel.signature.grid == (min(132, tiles * split), 1, 1)
     ptx = kernel.ptx
-    # publish (fp32 partial, 8-byte stores), count (release / acquire at gpu scope), decide
-    # for the warpgroup, sum, reset the counter
-    assert re.search(r"st\.global\.v2\.(b32|f32)", ptx)
+    # publish (a thread's fp32 registers as they are, in 16-byte stores: BN / 2 values, BN / 8
+    # stores), count (release / acquire at gpu scope), decide for the warpgroup, sum (16-byte
+    # loads of the first block, then of each other in the loop, which LLVM may unroll), reset
+    # the counter
+    assert len(re.findall(r"st\.global\.v4\.(b32|f32)", ptx)) == BN // 8
+    loads = len(re.findall(r"ld\.global\.v4\.(b32|f32)", ptx))
+    assert loads >= 2 * (BN // 8) and loads % (BN // 8) == 0
+    assert not re.search(r"(st|ld)\.global\.v2\.(b32|f32)", ptx)
     assert re.search(r"fence\.acq_rel\.gpu;\s+atom\.global\.add\.u32[^\n]*, 1;\s+"
                      r"fence\.acq_rel\.gpu;", ptx)
     assert re.search(r"bar\.red\.or\.pred\s+%p\d+, (%r\d+|\d+), 128, %p\d+;", ptx)

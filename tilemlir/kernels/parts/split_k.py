@@ -60,22 +60,35 @@ class SplitK:
     def fix_up(self, acc, part, row, unit, tile, splits, then=None):
         """Publishes acc (this warpgroup's rows row .. row + 64 of the tile) as W's block
         `unit`, counts it on `tile`; the last of the `splits` units sums the tile's blocks
-        tile * splits .. into acc (part: a 64 x SPLIT_K_STEP_N fp32 register tile), resets the
-        counter and runs `then` (the tile's store). Returns whether this unit was the last.
-        (A tile narrower than SPLIT_K_STEP_N columns is added whole: `part` is as wide.)"""
-        BM, STEP = self.BM, min(SPLIT_K_STEP_N, acc.shape[1])
-        mine = unit * BM + row
-        Tx.wg.copy(self.W[mine:mine + 64, :], acc)
+        tile * splits .. into acc, resets the counter and runs `then` (the tile's store).
+        Returns whether this unit was the last. (`part` is unused: kept for the callers.)
+
+        A block holds each thread's accumulator registers as they are, not the tile's rows:
+        register run c (four fp32 values) of thread t at (c * 128 + t) * 4, so that every
+        access is one 16-byte load or store and a warp's are 512 contiguous bytes. Every unit
+        of a tile runs the same thread-to-element map, so the sum needs no other layout."""
+        BM, t = self.BM, self.warp * 32 + self.lane
+        mine = acc.local()
+        runs = mine.shape[0] // 4
+        regs = mine.view(runs, 4)
+        block = 64 * acc.shape[1]                       # fp32 values of a warpgroup's block
+        flat = self.W.view(1, self.W.shape[0] * self.W.shape[1])
+        base = (unit * BM + row) * acc.shape[1] + t * 4
+        for c in T.unroll(runs):
+            o = base + c * 512
+            Tx.copy(flat[0:1, o:o + 4], regs[c:c + 1, 0:4])
         last, counter = self.count(tile, splits)
         if last:
-            first = tile * (splits * BM) + row
-            Tx.wg.copy(acc, self.W[first:first + 64, :])
-            for k in T.serial(1, splits):
-                other = first + k * BM
-                for c0 in T.unroll(0, acc.shape[1], STEP):
-                    step = acc[:, c0:c0 + STEP]
-                    Tx.wg.copy(part, self.W[other:other + 64, c0:c0 + STEP])
-                    Tx.wg.add(step, step, part)
+            first = (tile * (splits * BM) + row) * acc.shape[1] + t * 4
+            x = T.alloc_local((1, 4), "float32")
+            for r in T.unroll(runs):
+                run = regs[r:r + 1, 0:4]
+                at = first + r * 512
+                Tx.copy(run, flat[0:1, at:at + 4])
+                for k in T.serial(1, splits):
+                    theirs = at + k * (BM * acc.shape[1])
+                    Tx.copy(x, flat[0:1, theirs:theirs + 4])
+                    Tx.add(run, run, x)
             self.reset(counter)
             if then is not None:
                 then()
