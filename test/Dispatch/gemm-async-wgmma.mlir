@@ -52,6 +52,44 @@ gpu.module @m {
 
 // -----
 
+// N = 320 (above wgmma's 256): two m64n160 instructions along N in one group, each with its
+// own 80 accumulator registers (D's registers 0-79 and 80-159), all under one fence and one
+// commit. The second reads B from row 160: 160 rows x 128 B = 20480 B, +1280 in the start field.
+// CHECK-LABEL: gpu.func @m64n320k64
+// CHECK-DAG: %[[B1:.*]] = arith.constant 4611686293305361664 : i64
+// CHECK: nvvm.wgmma.fence.aligned
+// CHECK-NOT: nvvm.wgmma.commit.group.sync.aligned
+// CHECK: %[[R0:.*]] = nvvm.wgmma.mma_async {{.*}} <m = 64, n = 160, k = 16>
+// CHECK: %[[R1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[R0]], <m = 64, n = 160, k = 16>
+// CHECK: %[[R2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[R1]], <m = 64, n = 160, k = 16>
+// CHECK: %[[R3:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[R2]], <m = 64, n = 160, k = 16>
+// CHECK: arith.addi %{{.*}}, %[[B1]] : i64
+// CHECK-NOT: %[[R3]], <m
+// CHECK: %[[S0:.*]] = nvvm.wgmma.mma_async {{.*}} <m = 64, n = 160, k = 16>
+// CHECK: %[[S1:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[S0]], <m = 64, n = 160, k = 16>
+// CHECK: %[[S2:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[S1]], <m = 64, n = 160, k = 16>
+// CHECK: %[[S3:.*]] = nvvm.wgmma.mma_async %{{.*}}, %{{.*}}, %[[S2]], <m = 64, n = 160, k = 16>
+// CHECK-NOT: nvvm.wgmma.mma_async
+// CHECK: nvvm.wgmma.commit.group.sync.aligned
+// CHECK-NOT: nvvm.wgmma.fence.aligned
+// CHECK: llvm.extractvalue %[[R3]][79]
+// CHECK: llvm.extractvalue %[[S3]][79]
+!A = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
+!B = !tile.buf<array<i64: 320, 64>, f16, "shared", #tile.layout<"S[(320, 64):(64, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 320>, f32, "local", #tile.layout<"S[(4, 2, 8, 40, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]">>
+gpu.module @m {
+  gpu.func @m64n320k64(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+    %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
+    %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
+    %d = "tile.alloc_local"() : () -> !D
+    "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
+    "tile.async_wait"() {kind = "wgmma", pending = 0 : i64} : () -> ()
+    gpu.return
+  }
+}
+
+// -----
+
 // M = 128: two 64-row blocks with 32 registers each (slots 0-31 and 32-63), 2 K steps each.
 // 64B swizzle (2 << 62: negative as i64); block 1 of A starts 64 rows x 64 B = 4096 B later
 // (+256 in the start field). accum = true: D's registers are read as they are, no select.

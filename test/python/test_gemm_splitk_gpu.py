@@ -54,6 +54,8 @@ SPLIT_CASES = [
     ((1000, 1000, 2000), dict(KERNEL="hgemm_v7", TAIL_SPLIT=3, SMS=20)),  # ragged, 10 + 6 x 3
     ((1536, 4096, 4096), dict(KERNEL="hgemm_v7", TAIL_SPLIT=2)),       # 66 whole + 30 x 2
     ((1024, 5120, 4096), dict(KERNEL="hgemm_v7", TAIL_SPLIT=4)),       # 66 whole + 14 x 4
+    ((700, 1400, 576), dict(KERNEL="hgemm_v7", BN=320, STAGES=3, EPI_N=64, SMS=8,
+                            TAIL_SPLIT=2)),                         # 128 x 320: 12 whole + 3 x 2
     ((256, 2048, 256), dict(KERNEL="hgemm_v7", TAIL_SPLIT=4, SMS=6)),  # 6 + 2 x 4, a k-tile each
     # hgemm_v8: clusters of 2 CTAs, one or two per tile, each CTA reducing half the columns
     ((1000, 1000, 8192), dict(KERNEL="hgemm_v8", SPLIT_K=4)),     # two clusters per tile

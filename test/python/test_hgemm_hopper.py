@@ -30,6 +30,10 @@ from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v4, hgemm_v5, hgemm
     (hgemm_v7, (128, 256, 64), dict(EPI_N=256), "4 stages and a 128x256 staging buffer exceed"),
     (hgemm_v7, (256, 256, 64), dict(SMS=1), "SMS=1 leaves no room for one cluster of 2 CTAs"),
     (hgemm_v7, (256, 256, 64), dict(BK=32), "BK must be 64"),
+    (hgemm_v7, (256, 384, 64), dict(BN=384, STAGES=2, EPI_N=64),
+     "BN=384 must be a multiple of 8 up to 320 (wgmma n; above 256 several instructions"),
+    (hgemm_v6, (128, 320, 64), dict(BN=320, STAGES=3, EPI_N=64),
+     "BN=320 must be a multiple of 8 up to 256 "),
     (hgemm_v8, (1000, 1004, 8192), {}, "N=1004 must be a multiple of 8"),
     (hgemm_v8, (1000, 1000, 8192), dict(SPLIT_K=3), "SPLIT_K=3 must be 2 or 4 (one or two"),
     (hgemm_v8, (1000, 1000, 8192), dict(SPLIT_K=True), "SPLIT_K=True must be 2 or 4"),
@@ -203,6 +207,8 @@ def test_v8_launches_pairs_and_takes_its_workspace(split, params, grid):
     (hgemm_v6, dict(BM=128, BN=64, STAGES=8, EPI_N=64)),
     (hgemm_v7, dict(BM=64, BN=128, STAGES=8)),
     (hgemm_v8, dict(BM=64, BN=128, STAGES=8, SPLIT_K=4)),
+    (hgemm_v7, dict(BN=192, STAGES=4, EPI_N=64)),
+    (hgemm_v7, dict(BN=320, STAGES=3, EPI_N=64)),      # 160 accumulators a thread: no spills
 ])
 def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
     """Kernels that need few registers: without .maxnreg ptxas could not tell the register
@@ -223,3 +229,7 @@ def test_ptxas_keeps_setmaxnreg_and_the_wgmma_pipeline(factory, config):
                               str(path.with_suffix(".cubin"))], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert "C7508" not in run.stderr and "C7520" not in run.stderr, run.stderr
+    assert " 0 bytes spill stores" in run.stderr, run.stderr
+    # BN above 256: two wgmma along N per k16 step (n160 each at 320), none wider
+    widths = set(re.findall(r"wgmma\.mma_async\.sync\.aligned\.m64n(\d+)k16", ptx))
+    assert widths == {str(config.get("BN", 256) // (2 if config.get("BN", 256) > 256 else 1))}

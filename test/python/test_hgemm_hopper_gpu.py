@@ -45,6 +45,10 @@ CASES = [
     # one k-tile per tile, two epilogue chunks: the second stored with no MMA over it
     (hgemm_v7, (1000, 1000, 64), dict(SMS=2)),
     (hgemm_v7, (1000, 1000, 1000), dict(SMS=4, OVERLAP_EPILOGUE=False)),
+    # 128 x 192 and 128 x 320 tiles (two wgmma n160 along N): ragged, several pairs a cluster
+    (hgemm_v7, (1000, 1000, 1000), dict(BN=192, STAGES=4, EPI_N=64, SMS=4)),
+    (hgemm_v7, (1000, 1000, 1000), dict(BN=320, STAGES=3, EPI_N=64, SMS=4)),
+    (hgemm_v7, (1280, 4096, 4096), dict(BN=320, STAGES=3, EPI_N=64)),
 ]
 
 

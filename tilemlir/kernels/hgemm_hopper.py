@@ -48,6 +48,11 @@ from tilemlir.lang import wgmma_accumulator_layout
 
 Tx = T.tile
 
+# hgemm_v7's widest tile: each CTA of the pair loads BN / 2 rows of B (one TMA box, at most 256)
+# and a consumer holds BN / 2 fp32 accumulators a thread (160 of its 232 registers at 320:
+# 128 x 320 tiles make one wave where 128 x 256 leave a tail, 1280 x 4096 as cuBLAS does).
+V7_MAX_BN = 320
+
 
 def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8):
     """TMA loads into a STAGES-deep ring of shared-memory stages, tracked by mbarriers."""
@@ -361,7 +366,8 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
     EPILOGUE="direct" stores from registers with masked stores instead of TMA stores, for a D
     whose rows are not a whole number of 16-byte units (any N; parts.DirectStore)."""
-    check_ragged_gemm("hgemm_v7", M, N, K, dtype, BM, BN, BK, STAGES, "tma", EPILOGUE)
+    check_ragged_gemm("hgemm_v7", M, N, K, dtype, BM, BN, BK, STAGES, "tma", EPILOGUE,
+                      max_bn=V7_MAX_BN)
     check_pair("hgemm_v7", BN, SMS)
     check_epilogue_columns("hgemm_v7", BN, EPI_N)
     check_staging("hgemm_v7", BM, BN, BK, STAGES, EPI_N, EPILOGUE)

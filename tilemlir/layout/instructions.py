@@ -222,12 +222,7 @@ class Wgmma:
     def accumulator_fragment(self, m: int):
         """(lane, warp, M block, register) arrays over the (m, n) accumulator."""
         self._check_rows(m)
-        r, c = np.indices((m, self.n))
-        row = r % self.m
-        lane = (row % 8) * 4 + (c % 8) // 2
-        warp = row // 16
-        register = (c // 8) * 4 + ((row % 16) // 8) * 2 + c % 2
-        return lane, warp, r // self.m, register
+        return accumulator_fragment(m, self.n)
 
     def accumulator_layout(self, m: int) -> TileLayout:
         """The (m, n) accumulator in registers, as a layout (slot = block * n / 2 + register)."""
@@ -254,6 +249,18 @@ class Wgmma:
         lane = (row % 8) * 4 + (col % 8) // 2
         position = (col // 8) * 4 + ((row % 16) // 8) * 2 + col % 2
         return lane, row // 16, r // cls.m, c // 16, position
+
+
+def accumulator_fragment(m: int, n: int):
+    """(lane, warp, M block, register) arrays over an (m, n) accumulator of wgmma instructions:
+    Wgmma's formula, which for n above 256 (several instructions along N, each n_i columns
+    wide, a multiple of 8) numbers the registers of the instruction at column c0 from c0 / 2."""
+    r, c = np.indices((m, n))
+    row = r % Wgmma.m
+    lane = (row % 8) * 4 + (c % 8) // 2
+    warp = row // 16
+    register = (c // 8) * 4 + ((row % 16) // 8) * 2 + c % 2
+    return lane, warp, r // Wgmma.m, register
 
 
 def _fragment_layout(m: int, n: int) -> TileLayout:
@@ -294,10 +301,17 @@ def wgmma_a_layout(m: int, k: int) -> TileLayout:
 
 def wgmma_accumulator_layout(m: int, n: int) -> TileLayout:
     """The (m, n) f32 accumulator of ``m / 64`` wgmma .m64nNk16 instructions, in registers.
+    N above 256 is several instructions along N (accumulator_fragment): the layout of the whole
+    is the formula's, so a column window of a chunk's width is that chunk's accumulator.
 
     >>> str(wgmma_accumulator_layout(64, 16))
     'S[(4, 2, 8, 2, 4, 2):(1@wid_in_wg, 2, 4@laneid, 4, 1@laneid, 1)]'
+    >>> wgmma_accumulator_layout(64, 320) == _fragment_layout(64, 320)
+    True
     """
+    if isinstance(n, int) and n > 256 and n % 8 == 0:
+        Wgmma(8)._check_rows(m)
+        return _fragment_layout(m, n)
     return Wgmma(n).accumulator_layout(m)
 
 

@@ -43,10 +43,11 @@ def check_epilogue_columns(kernel: str, BN: int, EPI_N: int) -> None:
 
 
 def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma",
-               dtypes=DTYPES) -> None:
+               dtypes=DTYPES, max_bn: int = 256) -> None:
     """A wgmma GEMM of BM x BN tiles (M and N whole tiles) fed by a STAGES-deep ring of BK-deep
     A and B tiles of `dtype` (one of `dtypes`), loaded by TMA (K a whole number of 16-byte
-    units) or by cp.async; a k-tile's rows are one 128-byte swizzle row."""
+    units) or by cp.async; a k-tile's rows are one 128-byte swizzle row. BN up to max_bn: one
+    wgmma along N up to 256, several above (a kernel whose B boxes and registers allow it)."""
     if dtype not in dtypes:
         raise ShapeError(f"{kernel}: dtype must be one of {dtypes}, got {dtype!r}")
     bits = dtype_bits(dtype)
@@ -64,8 +65,10 @@ def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = 
     if BM % 64 or not 64 <= BM <= 256:
         raise ShapeError(f"{kernel}: BM={BM} must be 64, 128, 192 or 256 (64 rows per consumer "
                          f"warpgroup)")
-    if BN % 8 or not 8 <= BN <= 256:
-        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 8 up to 256 (wgmma n)")
+    if BN % 8 or not 8 <= BN <= max_bn:
+        raise ShapeError(f"{kernel}: BN={BN} must be a multiple of 8 up to {max_bn} (wgmma n"
+                         + ("; above 256 several instructions along N" if max_bn > 256 else "")
+                         + ")")
     if BK * bits != 1024:
         raise ShapeError(f"{kernel}: BK must be {1024 // bits} (one 128-byte swizzle row of "
                          f"{bits}-bit elements)")
@@ -78,13 +81,13 @@ def check_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = 
 
 
 def check_ragged_gemm(kernel: str, M, N, K, dtype, BM, BN, BK, STAGES, producer: str = "tma",
-                      epilogue: str = "tma", dtypes=DTYPES) -> None:
+                      epilogue: str = "tma", dtypes=DTYPES, max_bn: int = 256) -> None:
     """check_gemm for a kernel whose stores stop at the edges (TMA stores clip, direct ones are
     masked): M and N need not be whole tiles; with TMA stores, N is a row stride of D (of
     16-bit elements). M may be known only at run time (a DimExpr)."""
     whole_m = BM if not isinstance(M, int) else BM * -(-M // BM)
     check_gemm(kernel, whole_m, BN * -(-N // BN), K, dtype, BM, BN, BK, STAGES, producer,
-               dtypes)
+               dtypes, max_bn)
     if epilogue not in EPILOGUES:
         raise ShapeError(f"{kernel}: EPILOGUE must be one of {EPILOGUES}, got {epilogue!r}")
     if epilogue == "tma":

@@ -41,7 +41,10 @@ lane and warp of the warpgroup the PTX ISA assigns (tilemlir.layout.instructions
 .Wgmma); each (M block, accumulator register) must sit in one register slot
 on all threads, in any slot order. A (M x K) and B (N x K) are K-major tiles in shared memory
 with an MMA layout (any swizzle mode) starting on their swizzle repeat. M is a multiple of 64
-(one instruction per 64-row block, each with its own registers), N a multiple of 8 up to 256.
+(one instruction per 64-row block, each with its own registers), N a multiple of 8: up to 256
+one instruction, above it several along N in the same group (n_chunks: 320 is two n160, each
+reading B from its first row and holding its own registers, those of D's columns c0 .. in the
+accumulator layout), as a 128 x 320 tile needs; transpose_b keeps N to one instruction.
 
 B MN-major (`transpose_b`, Tx.warpgroup.gemm_async(D, A, B, transpose_B=True)): B is a (K x N)
 tile, N contiguous, D (+)= A . B (attention's V: rows = key positions = K, columns = head dim
@@ -97,7 +100,8 @@ from mlir.dialects import arith, llvm, nvvm
 from tilemlir.dispatch.registry import Reject, predicate, register
 from tilemlir.ir import emit, windows
 from tilemlir.ir.types import is_f8
-from tilemlir.layout.instructions import WGMMA_AB_TYPES, Wgmma, wgmma_a_layout
+from tilemlir.layout.instructions import (WGMMA_AB_TYPES, Wgmma, accumulator_fragment,
+                                          wgmma_a_layout, wgmma_accumulator_layout)
 from tilemlir.lowering import addresses
 from tilemlir.lowering.cuda import fragments as register_fragments
 from tilemlir.lowering.cuda.gemm_async import operands
@@ -170,16 +174,32 @@ def _fragment_slots(name: str, buf, lane, warp, key, wanted: str, reads: str, un
     return dict(pairs.tolist())
 
 
-def accumulator_slots(ctx, wgmma: Wgmma, m: int) -> list[list[int]]:
-    """The register slot of each (M block, accumulator register), checked on every element."""
-    n = wgmma.n
-    lane, warp, block, register = wgmma.accumulator_fragment(m)
+def n_chunks(n: int, k_step: int, elem: str) -> list[tuple[int, int]]:
+    """(first column, width) of each instruction along an accumulator N columns wide: one up
+    to 256, else the fewest of equal width that wgmma takes (320: two of 160), else 256-wide
+    ones and the rest. Raises Reject when a width is not one wgmma takes."""
+    count = -(-n // 256)
+    width = n // count
+    if n % count or Wgmma.shape_error(Wgmma.m, width, k_step, elem):
+        width = 256
+    chunks = [(c0, min(width, n - c0)) for c0 in range(0, n, width)]
+    for _, w in chunks:
+        reason = Wgmma.shape_error(Wgmma.m, w, k_step, elem)
+        if reason:
+            raise Reject(f"N={n}: " + reason if n > 256 else reason)
+    return chunks
+
+
+def accumulator_slots(ctx, n: int, k: int, m: int) -> list[list[int]]:
+    """The register slot of each (M block, accumulator register), checked on every element:
+    registers c0 / 2 .. are those of the instruction at column c0 (N above 256)."""
+    lane, warp, block, register = accumulator_fragment(m, n)
     slots = _fragment_slots(
         "D", ctx.buffer("d"), lane, warp, block * (n // 2) + register,
-        f"the wgmma accumulator layout is {wgmma.accumulator_layout(m)}",
-        f"wgmma m64n{n}k{wgmma.k} puts it in",
+        f"the wgmma accumulator layout is {wgmma_accumulator_layout(m, n)}",
+        f"wgmma m64n{n}k{k} puts it in" if n <= 256 else f"wgmma along N={n} puts it in",
         lambda k: f"accumulator register {k % (n // 2)} of M block {k // (n // 2)}")
-    return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // wgmma.m)]
+    return [[slots[b * (n // 2) + i] for i in range(n // 2)] for b in range(m // Wgmma.m)]
 
 
 def a_register_slots(ctx, m: int, k: int) -> list[list[list[int]]]:
@@ -196,14 +216,14 @@ def a_register_slots(ctx, m: int, k: int) -> list[list[list[int]]]:
 
 
 # ------------------------------------------------------------------------------ lowering
-def _initial_accumulators(ctx, d_ref, slots, acc_type):
+def _initial_accumulators(ctx, d_ref, slots, acc_types):
     f32 = ir.F32Type.get()
     zero = emit.const(0.0, f32)
     accum = ctx.operand("accum")
     known = operands.static_bool(accum)
     base = addresses.storage(d_ref)
     accumulators = []
-    for block_slots in slots:
+    for block_slots, acc_type in zip(slots, acc_types):
         if known is False:
             values = [zero] * len(block_slots)
         else:
@@ -248,26 +268,29 @@ def _wgmma_register_a(acc_type, acc, a_regs, desc_b, n: int, elem: str, transpos
     return llvm.inline_asm(acc_type, inputs, text, constraints, has_side_effects=True)
 
 
-def _b_descriptor(b, k0: int) -> int:
+def _b_descriptor(b, row: int, k0: int) -> int:
     if isinstance(b, operands.MnMajorOperand):
         return b.descriptor(k0)
-    return b.descriptor("wgmma", 0, k0)
+    return b.descriptor("wgmma", row, k0)
 
 
-def _emit(ctx, a, b, slots, n: int, k: int, a_slots, k_step: int):
-    """a: the shared A (SmemOperand) or None with a_slots, A's register slots; k_step: one
-    instruction's K."""
+def _emit(ctx, a, b, slots, chunks, k: int, a_slots, k_step: int):
+    """a: the shared A (SmemOperand) or None with a_slots, A's register slots; chunks: each
+    instruction's (first column, width) along N (n_chunks); k_step: one instruction's K. All
+    of them are one wgmma group: one fence before, one commit after."""
     f32 = ir.F32Type.get()
     d_ref = windows.resolve(ctx.operand("d"))
-    acc_type = emit.struct([f32] * (n // 2))
-    accumulators = _initial_accumulators(ctx, d_ref, slots, acc_type)
+    pieces = [(block, c0, w, block_slots[c0 // 2:(c0 + w) // 2])
+              for block, block_slots in enumerate(slots) for c0, w in chunks]
+    accumulators = _initial_accumulators(
+        ctx, d_ref, [piece[3] for piece in pieces], [emit.struct([f32] * (w // 2))
+                                                    for _, _, w, _ in pieces])
     transpose_b = bool(ctx.attr("transpose_b"))
     if a is not None:
         a_start = operands.start_field(ctx.operand("a"))
     else:
         a_regs = _a_registers(ctx, a_slots)
     b_start = operands.start_field(ctx.operand("b"))
-    shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {n}, k = {k_step}>")
     elem_name = str(ctx.buffer("a").elem)
     elem = getattr(nvvm.WGMMATypes, WGMMA_AB_TYPES[elem_name])
     elem_b = getattr(nvvm.WGMMATypes, WGMMA_AB_TYPES[str(ctx.buffer("b").elem)])
@@ -275,23 +298,25 @@ def _emit(ctx, a, b, slots, n: int, k: int, a_slots, k_step: int):
     layout_b = nvvm.MMALayout.row if transpose_b else nvvm.MMALayout.col
     nvvm.wgmma_fence_aligned()
     results = []
-    for block, acc in enumerate(accumulators):
+    for (block, c0, w, _), acc in zip(pieces, accumulators):
+        acc_type = emit.struct([f32] * (w // 2))
+        shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {w}, k = {k_step}>")
         for step, k0 in enumerate(operands.k_steps(k, k_step)):
             if a is None:
-                desc_b = operands.descriptor_value(_b_descriptor(b, k0), b_start)
-                acc = _wgmma_register_a(acc_type, acc, a_regs[block][step], desc_b, n,
+                desc_b = operands.descriptor_value(_b_descriptor(b, c0, k0), b_start)
+                acc = _wgmma_register_a(acc_type, acc, a_regs[block][step], desc_b, w,
                                         elem_name, transpose_b)
                 continue
             desc_a = operands.descriptor_value(a.descriptor("wgmma", Wgmma.m * block, k0), a_start)
-            desc_b = operands.descriptor_value(_b_descriptor(b, k0), b_start)
+            desc_b = operands.descriptor_value(_b_descriptor(b, c0, k0), b_start)
             acc = nvvm.wgmma_mma_async(acc_type, acc, desc_a, desc_b, shape, elem, elem_b,
                                        nvvm.WGMMATypes.f32, nvvm.WGMMAScaleOut.one, one, one,
                                        nvvm.MMALayout.row, layout_b)
         results.append(acc)
     nvvm.wgmma_commit_group_sync_aligned()
     base = addresses.storage(d_ref)
-    for acc, block_slots in zip(results, slots):
-        for i, s in enumerate(block_slots):
+    for acc, (_, _, _, piece_slots) in zip(results, pieces):
+        for i, s in enumerate(piece_slots):
             emit.store(emit.extract_value(acc, i, f32), addresses.slot_pointer(d_ref, s, base))
 
 
@@ -309,10 +334,11 @@ def lower_wgmma(ctx):
                      f"(cta_group 1)")
     if dims.m % Wgmma.m:
         raise Reject(f"M={dims.m} is not a multiple of {Wgmma.m} (wgmma is m64nNk{k_step})")
-    reason = Wgmma.shape_error(Wgmma.m, dims.n, k_step, elem)
-    if reason:
-        raise Reject(reason)
+    chunks = n_chunks(dims.n, k_step, elem)
     transpose_b = bool(ctx.attr("transpose_b"))
+    if transpose_b and len(chunks) > 1:
+        raise Reject(f"N={dims.n} with transpose_b: an MN-major B is one instruction along N "
+                     f"(N up to 256)")
     if dims.b_n != dims.n:
         held = "columns (B is K x N with transpose_b)" if transpose_b else "rows"
         raise Reject(f"B has {dims.b_n} {held} but D has N={dims.n} columns")
@@ -322,5 +348,5 @@ def lower_wgmma(ctx):
         register_fragments.register_ref(ctx, "a")
         a, a_slots = None, a_register_slots(ctx, dims.m, dims.k)
     b = operands.mn_major_operand(ctx, "b") if transpose_b else operands.smem_operand(ctx, "b")
-    slots = accumulator_slots(ctx, Wgmma(dims.n, elem), dims.m)
-    return lambda: _emit(ctx, a, b, slots, dims.n, dims.k, a_slots, k_step)
+    slots = accumulator_slots(ctx, dims.n, k_step, dims.m)
+    return lambda: _emit(ctx, a, b, slots, chunks, dims.k, a_slots, k_step)
