@@ -312,14 +312,17 @@ def test_v8_candidates_fit_one_wave_in_whole_halves():
     assert not any(c["KERNEL"] == "hgemm_v8" for c in gemm.candidate_configs(4096, 4096, 512))
 
 
-def test_small_tiles_are_cheap_only_in_one_wave():
-    """64 x 128 tiles were measured fast where one wave holds them all and slow over many
-    waves; the model prices them so, and keeps 128 x 256 for the big sweep shapes."""
+def test_small_tiles_are_cheap_only_in_few_waves():
+    """64 x 128 tiles were measured fast where one or two waves hold them all and slow over
+    many waves; the model prices them so, and keeps 128 x 256 for the big sweep shapes."""
     small = dict(BM=64, BN=128, SPLIT_K=1)
     one_wave = gemm.estimate(1000, 1000, 8192, small)                 # 128 tiles
     assert one_wave == 128 * gemm.ONE_WAVE_KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)]
     two_waves = gemm.estimate(1000, 1064, 8192, small)                # 16 x 9 = 144 tiles
-    assert two_waves == 2 * (128 * gemm.KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)])
+    assert two_waves == 2 * (128 * gemm.ONE_WAVE_KTILE_COST[(64, 128)]
+                             + gemm.UNIT_OVERHEAD[(64, 128)])
+    three_waves = gemm.estimate(1000, 3000, 8192, small)              # 16 x 24 = 384 tiles
+    assert three_waves == 3 * (128 * gemm.KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)])
     for shape in SWEEP[:-1]:
         assert gemm.choose_config(*shape)["BM"] == 128
 
@@ -331,7 +334,7 @@ def test_128x128_tiles_lose_to_128x256_over_several_waves():
     for shape in ((2048, 5120, 2048), (1536, 4096, 4096), (3072, 2048, 2048),
                   (512, 11008, 4096), (1536, 6144, 2048)):
         config = gemm.choose_config(*shape)
-        assert (config["BM"], config["BN"]) == (128, 256), (shape, config)
+        assert config["BM"] == 128 and config["BN"] >= 192, (shape, config)
     unit = dict(BM=128, BN=128, SPLIT_K=2)
     one_wave = gemm.estimate(1000, 1000, 8192, unit)                  # 64 tiles x 2 splits
     assert one_wave == (64 * gemm.ONE_WAVE_KTILE_COST[(128, 128)] + gemm.UNIT_OVERHEAD[(128, 128)]
@@ -382,8 +385,38 @@ def test_tail_split_one_is_the_plain_kernel():
 def test_front_door_splits_the_last_wave_of_mid_size_shapes():
     """1.2-2.5 waves of pairs: the whole waves run unsplit and the last is split, so the
     kernel ends a fraction of a wave after the whole ones instead of a whole wave."""
-    config = gemm.choose_config(1536, 4096, 4096)              # 96 pairs over 66 clusters
-    assert config["KERNEL"] == "hgemm_v7" and config["TAIL_SPLIT"] == 2
-    plain = gemm.estimate(1536, 4096, 4096, {**config, "TAIL_SPLIT": 1})
-    assert gemm.estimate(1536, 4096, 4096, config) < plain
+    configs = gemm.candidate_configs(1536, 4096, 4096)         # 96 pairs over 66 clusters
+    split = next(c for c in configs if c.get("TAIL_SPLIT") == 2)
+    plain = next(c for c in configs if c["KERNEL"] == "hgemm_v7" and c["BN"] == 256
+                 and c.get("TAIL_SPLIT", 1) == 1 and c["SPLIT_K"] == 1)
+    assert gemm.estimate(1536, 4096, 4096, split) < gemm.estimate(1536, 4096, 4096, plain)
+    assert configs.index(split) < configs.index(plain)
+    # ... but 128 x 192 tiles fill two whole waves (264 tiles) and ran faster still
+    assert gemm.choose_config(1536, 4096, 4096)["BN"] == 192
     assert "TAIL_SPLIT" not in gemm.choose_config(4096, 4096, 4096)    # tail of 58/66: no gain
+
+
+def test_front_door_fills_the_waves_with_192_or_320_wide_tiles():
+    """Where 128 x 256 pairs leave a partial wave, hgemm_v7's 128 x 192 or 128 x 320 tiles fill
+    whole ones (results/2026-12-03-session9/runB, runC): 768 x 4096 makes 132 tiles of 192,
+    1280 x 4096 130 of 320 (cuBLAS's own tile there); a shape of whole 256 waves keeps 256, and
+    K below V7_WIDTH_MIN_K_TILES k-tiles (untimed) keeps the old candidates."""
+    for shape, width in (((768, 4096, 4096), 192), ((1536, 4096, 4096), 192),
+                         ((2304, 4096, 4096), 192), ((1280, 4096, 4096), 320),
+                         ((2560, 4096, 4096), 320), ((1280, 8192, 2048), 320),
+                         ((4096, 4096, 4096), 256), ((8192, 8192, 8192), 256)):
+        config = gemm.choose_config(*shape)
+        assert (config["KERNEL"], config["BN"]) == ("hgemm_v7", width), (shape, config)
+        assert config["STAGES"] == gemm.V7_WIDTH_STAGES[width]
+    assert not any(c.get("BN") in (192, 320) for c in gemm.candidate_configs(1280, 4096, 960))
+
+
+def test_64x128_tiles_are_cheap_over_two_waves_only_with_tma():
+    """Two waves of 64 x 128 tiles ran faster than hgemm_v8's split pairs at 512 x 4096 x 4096
+    and than one wave of 128 x 128 at 256 x 8192 x 2048, but slower on 31 shapes with the
+    cp.async producer, staged / direct stores or padded K (runC/pick-ab-*.md)."""
+    for shape in ((512, 4096, 4096), (256, 8192, 2048)):
+        config = gemm.choose_config(*shape)
+        assert (config["KERNEL"], config["BM"], config["BN"]) == ("hgemm_v6", 64, 128), config
+    config = gemm.choose_config(462, 4121, 2556)                    # cp.async, staged stores
+    assert (config["BM"], config["BN"]) == (128, 128), config

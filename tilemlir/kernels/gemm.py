@@ -28,7 +28,9 @@ partial tile, and half again with 4 units, instead of one SM reading all of them
 with TAIL_SPLIT = s runs the pairs of the whole waves unsplit and splits only the partial last
 wave's pairs s ways: that wave then takes a fraction of a pair's time. Where v7's pairs take
 2 to 4 waves, it is given only the clusters those waves need (v7_balanced_sms): the same waves
-on fewer SMs, which the power limit rewards.
+on fewer SMs, which the power limit rewards. Where 128 x 256 pairs leave a partial last wave,
+v7 is also tried with 128 x 192 and 128 x 320 tiles (V7_WIDTHS), which often make whole waves
+instead (1280 x 4096: 130 tiles of 320 in one wave, cuBLAS's own tile there).
 On other targets the front door takes the kernel the chip has: sm_100a (tcgen05) the persistent
 Blackwell kernel (hgemm_blackwell.hgemm_v6, compiled and assembled here but not yet run on a
 GPU), sm_80 and other chips with mma.sync (sm_86, sm_89, sm_90, sm_120...) gemm_mma_sync, with
@@ -63,9 +65,23 @@ from tilemlir.target import Target, TargetError
 
 SMS = 132                       # streaming multiprocessors of the H200 (and H100 SXM)
 BK = 64
+# hgemm_v7's tile widths besides 256, for shapes whose 128 x 256 pairs leave a partial last
+# wave: 128 x 192 (4 stages) and 128 x 320 (3 stages, two wgmma n160 along N) tiles fill the
+# waves where 256 does not (768 x 4096: 132 tiles of 192 in one wave against 96 of 256; 1280 x
+# 4096: 130 of 320, cuBLAS's own tile there). Their k-tile step against 128 x 256's, on the H200
+# in whole waves (results/2026-12-03-session9/runB/midsize-tiles.md: 0.692 us for 192 at 768 x
+# 4096 x 4096, 1.164 for 320 at 1280 and 2560 x 4096 x 4096, 0.908 for 256 at 2048 x 4096 x
+# 4096): about the work's ratio, 2% over it.
+V7_WIDTHS = (192, 256, 320)
+V7_WIDTH_STAGES = {192: 4, 256: 4, 320: 3}
+V7_WIDTH_COST = {192: 0.76, 320: 1.28}
+# ... tried from this many k-tiles: timed at K >= 2048 only, and below it the epilogue (stored
+# in 64-column chunks under the next tile's first k-tiles) is a growing part of the time.
+V7_WIDTH_MIN_K_TILES = 16
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).
-KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2}
+KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2,
+              (128, 192): V7_WIDTH_COST[192], (128, 320): V7_WIDTH_COST[320]}
 # Where all units fit one wave, smaller tiles cost less. 64 x 128: fitted to 1000 x 1000 x 8192
 # on the H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS;
 # over many waves they lose to 128 x 256 (8192^3 0.82x, 3000 x 5120 x 2056 0.55x cuBLAS),
@@ -74,8 +90,15 @@ KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2}
 # 2048) they ran 5-10% slower than 128 x 256 tiles, 0.66-0.72 of a 128 x 256 k-tile step
 # (results/2026-12-01-parity/multiwave-128x128.md).
 ONE_WAVE_KTILE_COST = {(64, 128): 0.25, (128, 128): 0.55}
+# 64 x 128 tiles keep that cost over two waves where TMA loads and stores them: 512 x 4096 x
+# 4096 (256 tiles) ran 29.8 us against 36.1 for hgemm_v8's split pairs, 256 x 8192 x 2048 17.7
+# against 19.0 for one wave of 128 x 128 (results/2026-12-03-session9/runB/midsize-tiles.md,
+# again in runC/pick-ab-*.md). With the cp.async producer, the staged / direct stores or
+# padded K they do not: 31 such shapes ran 1.14x slower on them (runC/pick-ab-*.md).
+FEW_WAVES = {(64, 128): 2}
 # Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
-UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8}
+UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8,
+                 (128, 192): 1.6, (128, 320): 2.5}
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
 # them back (a 128 x 256 fp32 tile through one SM's share of L2 is ~1.3 k-tile steps).
 PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17}
@@ -112,9 +135,12 @@ V8_SPLITS = (2, 4)
 TAIL_SPLITS = (2, 3, 4)
 TAIL_WHOLE_WAVES = 2
 # A last-wave split's fix-up per partial tile: every SM of that wave writes and reads partial
-# tiles at once. Fitted to six mid-size shapes (results/2026-12-01-parity/tail-split.md): 20-34
-# k-tile steps for the fix-ups of TAIL_SPLIT 2-4, about six times PARTIAL_COST, so that only
-# long K gains (K = 2048 ran slower split, K = 4096 up to 15% faster).
+# tiles at once. 20-34 k-tile steps for TAIL_SPLIT 2-4 with the fix-up's 8-byte row pairs
+# (results/2026-12-01-parity/tail-split.md). With each thread's registers in 16-byte runs
+# (10535ab) a partial costs 0-4 steps on five mid-size rows, but the plain kernel's balanced
+# waves also run faster than the model counts them (2816 x 4096 x 4096: TAIL_SPLIT=3 0.93x
+# cuBLAS, plain on 118 SMs 0.95x), and 128 x 192 or 128 x 320 tiles beat the split wherever
+# it was timed but one row (results/2026-12-03-session9/runB/midsize-tiles.md): the price stays.
 TAIL_PARTIAL_COST = 8.0
 # hgemm_v7 over 2 to BALANCED_WAVES waves of pairs: only as many clusters as those waves need,
 # each then taking the same number of pairs (4096^3: 64 clusters with 4 pairs each, not 66 of
@@ -185,9 +211,9 @@ def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
                 GROUP_M=group_m, SPLIT_K=split_k)
 
 
-def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS) -> dict:
-    config = dict(KERNEL="hgemm_v7", BM=128, BN=256, STAGES=STAGES[(128, 256)], EPI_N=128,
-                  GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
+def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS, BN: int = 256) -> dict:
+    config = dict(KERNEL="hgemm_v7", BM=128, BN=BN, STAGES=V7_WIDTH_STAGES[BN],
+                  EPI_N=128 if BN == 256 else 64, GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
     if tail_split > 1:
         config["TAIL_SPLIT"] = tail_split
     if sms != SMS:
@@ -195,11 +221,11 @@ def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS) -> dict:
     return config
 
 
-def v7_balanced_sms(M: int, N: int, sms: int = SMS) -> int:
-    """The SMs hgemm_v7 (128 x 256 tiles) is given on M x N: where its pairs take 2 to
+def v7_balanced_sms(M: int, N: int, sms: int = SMS, BN: int = 256) -> int:
+    """The SMs hgemm_v7 (128 x BN tiles) is given on M x N: where its pairs take 2 to
     BALANCED_WAVES waves of the sms / 2 clusters, twice the clusters that run the same waves
     with an equal number of pairs each; else all of them."""
-    pairs = TileSchedule(M, N, 128, 256, sms=sms, pairs=True)
+    pairs = TileSchedule(M, N, 128, BN, sms=sms, pairs=True)
     if not 2 <= pairs.waves <= BALANCED_WAVES:
         return sms
     return 2 * pairs.balanced_workers()
@@ -229,7 +255,8 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
         waves = schedule.waves
     else:
         waves = TileSchedule(M, N, *tile, sms=sms, split_k=split).waves
-        if waves == 1:
+        all_tma = not any(key in config for key in ("PRODUCER", "EPILOGUE", "PAD_K"))
+        if waves <= (FEW_WAVES.get(tile, 1) if all_tma else 1):
             cost = ONE_WAVE_KTILE_COST.get(tile, cost)
     if config.get("KERNEL") == "hgemm_v8":
         # write and read half a partial tile in the pair; where two clusters share the tile,
@@ -318,6 +345,10 @@ def _aligned_candidates(M: int, N: int, K: int, k_tiles: int, sms: int) -> list[
             pairs = TileSchedule(M, N, BM, BN, sms=sms, pairs=True)
             if pairs.items % pairs.capacity and pairs.whole_waves <= TAIL_WHOLE_WAVES:
                 configs += [_v7_config(tail_split=s) for s in TAIL_SPLITS if s <= k_tiles]
+                # the other widths, where 256 leaves a partial wave and they have columns
+                configs += [_v7_config(sms=v7_balanced_sms(M, N, sms, width), BN=width)
+                            for width in V7_WIDTHS if width != 256 and N > width
+                            and k_tiles >= V7_WIDTH_MIN_K_TILES]
         if tiles > sms:
             configs += [_config(BM, BN, 1, g) for g in GROUP_M_CANDIDATES if g != GROUP_M]
         for split in range(2, min(MAX_SPLIT_K, k_tiles) + 1):
