@@ -528,14 +528,14 @@ gpu.module @m {
 // -----
 
 !A = !tile.buf<array<i64: 64, 64>, f16, "shared", #tile.layout<"S[(64, 64):(64, 1)] o Sw<3,3,3>">>
-!B = !tile.buf<array<i64: 264, 64>, f16, "shared", #tile.layout<"S[(264, 64):(64, 1)] o Sw<3,3,3>">>
-!D = !tile.buf<array<i64: 64, 264>, f32, "local", #tile.layout<"S[(64, 264):(264, 1)]">>
+!B = !tile.buf<array<i64: 260, 64>, f16, "shared", #tile.layout<"S[(260, 64):(64, 1)] o Sw<3,3,3>">>
+!D = !tile.buf<array<i64: 64, 260>, f32, "local", #tile.layout<"S[(64, 260):(260, 1)]">>
 gpu.module @m {
-  gpu.func @n264(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
+  gpu.func @n260(%accum: i1) kernel attributes {known_block_size = array<i32: 128, 1, 1>} {
     %a = "tile.alloc_shared"() {offset = 0 : i64} : () -> !A
     %b = "tile.alloc_shared"() {offset = 8192 : i64} : () -> !B
     %d = "tile.alloc_local"() : () -> !D
-    // expected-error@+1 {{wgmma (priority 10): wgmma takes N a multiple of 8 in [8, 256], got N=264}}
+    // expected-error@+1 {{wgmma (priority 10): N=260 is above 256, so it runs as several instructions along N, but it does not split into widths wgmma takes (wgmma takes N a multiple of 8 in [8, 256], got N=4)}}
     "tile.gemm_async"(%d, %a, %b, %accum) {cta_group = 1 : i64, scope = "warpgroup", transpose_b = false} : (!D, !A, !B, i1) -> ()
     gpu.return
   }

@@ -20,6 +20,9 @@
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v7 384 768 320 SMS=2 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v7o.ptx
 // RUN: FileCheck %s --check-prefix=V7O < %t.v7o.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v7o.ptx -o %t.v7o.cubin %}
+// RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v7 1280 4096 4096 BN=320 STAGES=3 EPI_N=64 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.v7w.ptx
+// RUN: FileCheck %s --check-prefix=V7W --implicit-check-not=m64n320 < %t.v7w.ptx
+// RUN: %if ptxas %{ ptxas -arch=sm_90a %t.v7w.ptx -o %t.v7w.cubin %}
 // RUN: tilemlir-kernel tilemlir.kernels.hgemm_hopper:hgemm_v6 200 296 4096 SPLIT_K=3 --pass-pipeline='builtin.module(tile-to-ptx{chip=sm_90a})' --emit=ptx > %t.split.ptx
 // RUN: FileCheck %s --check-prefix=SPLIT < %t.split.ptx
 // RUN: %if ptxas %{ ptxas -arch=sm_90a %t.split.ptx -o %t.split.cubin %}
@@ -137,22 +140,31 @@
 // V7O: wgmma.wait_group.sync.aligned 0;
 // V7O: setmaxnreg.dec.sync.aligned.u32 40;
 
+// v7 with 128 x 320 tiles: each consumer's k-tile is two m64n160k16 chains (80 accumulator
+// registers each, B rows 0-159 then 160-319) under one fence and one commit.
+// V7W: wgmma.fence.sync.aligned;
+// V7W-NOT: wgmma.commit_group
+// V7W-COUNT-4: wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {%r105,
+// V7W-NOT: wgmma.commit_group
+// V7W-COUNT-4: wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {%r185,
+// V7W: wgmma.commit_group.sync.aligned;
+
 // v6 with SPLIT_K=3 (200x296x4096: 4 tiles x 3 splits), after a unit's last wgmma: the
-// warpgroup's fp32 partial (64 x 256: 64 8-byte stores per thread), the warpgroup's barrier,
-// one thread's count on the tile's counter between gpu-scope fences (release, acquire), its
-// answer to the warpgroup (bar.red.or), then the last unit's sum: split 0's partial (64
-// loads), the loop over splits 1..2 (four 64-column steps of 16 loads and 32 adds each), the
-// counter reset, and the usual epilogue.
+// warpgroup's fp32 partial, each thread's 128 accumulators as they are (32 16-byte stores),
+// the warpgroup's barrier, one thread's count on the tile's counter between gpu-scope fences
+// (release, acquire), its answer to the warpgroup (bar.red.or), then the last unit's sum: 32
+// 16-byte loads of each of the 3 splits' partials (LLVM unrolls the loop over splits 1..2),
+// the counter reset, and the usual epilogue.
 // SPLIT: wgmma.wait_group.sync.aligned 0;
-// SPLIT-COUNT-64: st.global.v2.b32 [{{%rd[0-9]+}}{{(\+[0-9]+)?}}], {{{%r[0-9]+}}, {{%r[0-9]+}}};
+// SPLIT-COUNT-32: st.global.v4.b32 [{{%rd[0-9]+}}{{(\+[0-9]+)?}}], {{{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}, {{%r[0-9]+}}};
 // SPLIT-NEXT: bar.sync {{%r[0-9]+}}, 128;
 // SPLIT: fence.acq_rel.gpu;
 // SPLIT-NEXT: atom.global.add.u32 [[OLD:%r[0-9]+]], [{{%rd[0-9]+}}{{(\+-?[0-9]+)?}}], 1;
 // SPLIT-NEXT: fence.acq_rel.gpu;
 // SPLIT-NEXT: setp.eq.b32 [[LAST:%p[0-9]+]], [[OLD]], 2;
 // SPLIT: bar.red.or.pred {{%p[0-9]+}}, {{%r[0-9]+}}, 128, [[LAST]];
-// SPLIT-COUNT-64: ld.global.v2.b32
-// SPLIT-COUNT-16: ld.global.v2.b32
+// SPLIT-COUNT-96: ld.global.v4.b32
+// SPLIT-NOT: ld.global.v2
 // SPLIT: add.f32
 // SPLIT: st.global.b32 [{{%rd[0-9]+}}{{(\+-?[0-9]+)?}}], 0;
 // SPLIT: stmatrix.sync.aligned.m8n8.x4.shared.b16

@@ -178,6 +178,11 @@ def n_chunks(n: int, k_step: int, elem: str) -> list[tuple[int, int]]:
     """(first column, width) of each instruction along an accumulator N columns wide: one up
     to 256, else the fewest of equal width that wgmma takes (320: two of 160), else 256-wide
     ones and the rest. Raises Reject when a width is not one wgmma takes."""
+    if n <= 256:
+        reason = Wgmma.shape_error(Wgmma.m, n, k_step, elem)
+        if reason:
+            raise Reject(reason)
+        return [(0, n)]
     count = -(-n // 256)
     width = n // count
     if n % count or Wgmma.shape_error(Wgmma.m, width, k_step, elem):
@@ -186,7 +191,8 @@ def n_chunks(n: int, k_step: int, elem: str) -> list[tuple[int, int]]:
     for _, w in chunks:
         reason = Wgmma.shape_error(Wgmma.m, w, k_step, elem)
         if reason:
-            raise Reject(f"N={n}: " + reason if n > 256 else reason)
+            raise Reject(f"N={n} is above 256, so it runs as several instructions along N, "
+                         f"but it does not split into widths wgmma takes ({reason})")
     return chunks
 
 
