@@ -58,8 +58,8 @@ import threading
 from tilemlir.kernels import hgemm_blackwell
 from tilemlir.kernels.gemm_decode import decode_candidates, hgemm_decode
 from tilemlir.kernels.gemm_mma_sync import gemm_mma_sync
-from tilemlir.kernels.hgemm_hopper import hgemm_v6, hgemm_v7, hgemm_v8
-from tilemlir.kernels.parts import (SPLIT_K_STEP_N, ShapeError, TileSchedule, integral,
+from tilemlir.kernels.hgemm_hopper import V8_STEP_N, hgemm_v6, hgemm_v7, hgemm_v8
+from tilemlir.kernels.parts import (ShapeError, TileSchedule, integral,
                                     unaligned_epilogue)
 from tilemlir.target import Target, TargetError
 
@@ -357,7 +357,7 @@ def _aligned_candidates(M: int, N: int, K: int, k_tiles: int, sms: int) -> list[
                 if (BM, BN) == (128, 256):
                     configs.append(_v7_config(split))
         configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
-                    if BN % (2 * SPLIT_K_STEP_N) == 0 and split <= k_tiles
+                    if BN % (2 * V8_STEP_N) == 0 and split <= k_tiles
                     and tiles * split <= sms]
     return configs
 

@@ -28,7 +28,7 @@ columns, stored with masked stores); M may then be known only at run time.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ShapeError, SplitK,
+from tilemlir.kernels.parts import (Barriers, ShapeError, SplitK,
                                     TileSchedule, check_gemm, check_splits, consumer_regs,
                                     k_tile_stages, producer_regs, split_k_buffers,
                                     warp_specialized)
@@ -79,8 +79,6 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
     w_shape, c_shape = split_k_buffers(schedule.split_tiles, SPLIT_K, BN, MPAD)
     acc_layout = wgmma_accumulator_layout(64, MPAD)
     out_t_layout = acc_layout.permute_by_groups((64, MPAD), (1, 0))     # the same registers
-    step = min(SPLIT_K_STEP_N, MPAD)
-    step_layout = wgmma_accumulator_layout(64, step)
 
     @T.prim_func
     def hgemm_decode(A: T.Buffer((M, K), dtype), B: T.Buffer((N, K), dtype),
@@ -109,10 +107,7 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
             row = (wg - 1) * 64
             acc = T.alloc_local((64, MPAD), "float32", layout=acc_layout)
             out = T.alloc_local((64, MPAD), dtype, layout=acc_layout)
-            part = split_k = None
-            if split:
-                part = T.alloc_local((64, step), "float32", layout=step_layout)
-                split_k = SplitK(W, C, BN, consumers, wg, warp, lane)
+            split_k = SplitK(W, C, BN, consumers, wg, warp, lane) if split else None
 
             def write_back(n0, _):
                 # D[m, n0 + row + i] = acc[i, m], for m < M and n < N (the swapped product's
@@ -125,7 +120,7 @@ def hgemm_decode(M, N, K, dtype="float16", MPAD=None, BN=128, BK=64, STAGES=8, S
                     out_t = out.view(MPAD, 64, layout=out_t_layout)
                     Tx.wg.copy(D[0:MPAD, n1:n1 + 64], out_t, bounds=(M, N - n1))
 
-            stages.consume_units(schedule, pid, acc, row, write_back, split_k, part, SPLIT_K)
+            stages.consume_units(schedule, pid, acc, row, write_back, split_k, SPLIT_K)
 
         warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
                          whole_warpgroup=cp_async)

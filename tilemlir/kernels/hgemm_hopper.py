@@ -37,10 +37,10 @@ its mechanism.
 import math
 
 import tilemlir.lang as T
-from tilemlir.kernels.parts import (SPLIT_K_STEP_N, Barriers, ClusterPair,
+from tilemlir.kernels.parts import (Barriers, ClusterPair,
                                     GemmStages, ShapeError, SplitK, TileSchedule,
                                     TmaStore, check_epilogue_columns, epilogue_store,
-                                    check_gemm, check_pair, check_ragged_gemm, check_split_columns,
+                                    check_gemm, check_pair, check_ragged_gemm,
                                     check_splits, check_staging, consumer_regs, k_tile_stages,
                                     producer_regs, split_k_buffers, tile_origin,
                                     warp_specialized)
@@ -52,6 +52,8 @@ Tx = T.tile
 # and a consumer holds BN / 2 fp32 accumulators a thread (160 of its 232 registers at 320:
 # 128 x 320 tiles make one wave where 128 x 256 leave a tail, 1280 x 4096 as cuBLAS does).
 V7_MAX_BN = 320
+# Columns hgemm_v8's pair reduction adds and stores per step (32 fp32 registers a thread).
+V8_STEP_N = 64
 
 
 def hgemm_v4(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=8):
@@ -262,12 +264,9 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     CONSUMER_REGS = consumer_regs("hgemm_v6", consumers, PRODUCER_REGS, CONSUMER_REGS)
     k_tiles = math.ceil(K / BK)
     check_splits("hgemm_v6", "SPLIT_K", SPLIT_K, K, k_tiles)
-    if SPLIT_K > 1:
-        check_split_columns("hgemm_v6", BN)
     schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
                             split_k=SPLIT_K)
     acc_layout = wgmma_accumulator_layout(64, BN)
-    step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
     split = SPLIT_K > 1
     w_shape, c_shape = split_k_buffers(schedule.split_tiles, SPLIT_K, BM, BN)
 
@@ -299,17 +298,14 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             row = (wg - 1) * 64
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
-            part = split_k = None
-            if split:
-                part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
-                split_k = SplitK(W, C, BM, consumers, wg, warp, lane)
+            split_k = SplitK(W, C, BM, consumers, wg, warp, lane) if split else None
 
             def write_back(m0, n0):
                 # the unit's tile (at m0, n0), once acc holds all of it
                 Tx.wg.cast(out, acc)
                 store.tile(out, row, m0, n0)
 
-            stages.consume_units(schedule, pid, acc, row, write_back, split_k, part, SPLIT_K)
+            stages.consume_units(schedule, pid, acc, row, write_back, split_k, SPLIT_K)
             store.await_staging()           # shared memory lives until the last store read it
 
         warp_specialized(wg, warp, PRODUCER_REGS, CONSUMER_REGS, producer, consumer,
@@ -379,8 +375,6 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     if SPLIT_K > 1 and TAIL_SPLIT > 1:
         raise ShapeError("hgemm_v7: SPLIT_K splits every pair and TAIL_SPLIT only the last "
                          "wave's; give one of them")
-    if max(SPLIT_K, TAIL_SPLIT) > 1:
-        check_split_columns("hgemm_v7", BN)
     schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
                             split_k=SPLIT_K, tail_split=TAIL_SPLIT, pairs=True)
     if TAIL_SPLIT > 1 and schedule.whole == schedule.items:
@@ -388,7 +382,6 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                          f"tiles fill whole waves of {SMS // 2} clusters, so no last wave is "
                          f"left to split")
     acc_layout = wgmma_accumulator_layout(64, BN)
-    step_layout = wgmma_accumulator_layout(64, SPLIT_K_STEP_N)
     handoff = "cluster" if CLUSTER_RELEASE else "cta"        # scope of the cross-CTA hand-off
     splits = schedule.splits
     split = splits > 1
@@ -426,7 +419,6 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             acc = T.alloc_local((64, BN), "float32", layout=acc_layout)
             out = T.alloc_local((64, BN), dtype, layout=acc_layout)
             if split:
-                part = T.alloc_local((64, SPLIT_K_STEP_N), "float32", layout=step_layout)
                 split_k = SplitK(W, C, BM, consumers, wg, warp, lane)
 
             def store_pending(j):
@@ -454,8 +446,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                             slot = (t - schedule.whole) * 2 + pair.rank
                         else:
                             slot = m0 // BM * schedule.tiles_n + n0 // BN
-                        done = split_k.fix_up(acc, part, row, slot * splits + part_of, slot,
-                                              splits)
+                        done = split_k.fix_up(acc, row, slot * splits + part_of, slot, splits)
                 if done:
                     Tx.wg.cast(out, acc)
                     if not OVERLAP_EPILOGUE:
@@ -517,7 +508,7 @@ def hgemm_v8(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     if SPLIT_K > k_tiles:
         raise ShapeError(f"hgemm_v8: SPLIT_K={SPLIT_K} exceeds the {k_tiles} k-tiles of K={K} "
                          f"(every split needs a k-tile)")
-    STEP = SPLIT_K_STEP_N
+    STEP = V8_STEP_N
     if BN % (2 * STEP):
         raise ShapeError(f"hgemm_v8: BN={BN} must be a multiple of {2 * STEP} (each CTA of the "
                          f"pair reduces and stores half of it, {STEP} columns at a time)")

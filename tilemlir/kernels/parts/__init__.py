@@ -28,7 +28,7 @@ kernels wrote inline before them (bench/ptx_hashes.py checks the PTX byte for by
 from tilemlir.kernels.parts.checks import (DTYPES, SHARED_MEMORY_BYTES, ShapeError,
                                            check_epilogue_columns, check_gemm, check_pair,
                                            check_ragged_gemm, check_row_stride,
-                                           check_split_columns, check_splits, check_staging,
+                                           check_splits, check_staging,
                                            consumer_regs, integral, producer_regs,
                                            staging_bytes, unaligned_epilogue)
 from tilemlir.kernels.parts.epilogue import DirectStore, StagedStore, TmaStore, epilogue_store
@@ -36,12 +36,12 @@ from tilemlir.kernels.parts.mainloop import CpAsyncStages, GemmStages, k_tile_st
 from tilemlir.kernels.parts.ring import Barriers, StageRing
 from tilemlir.kernels.parts.roles import ClusterPair, warp_specialized
 from tilemlir.kernels.parts.scheduler import Persistent, TileSchedule, tile_origin
-from tilemlir.kernels.parts.split_k import SPLIT_K_STEP_N, SplitK, split_k_buffers
+from tilemlir.kernels.parts.split_k import SplitK, split_k_buffers
 
-__all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "SPLIT_K_STEP_N", "Barriers", "ClusterPair",
+__all__ = ["DTYPES", "SHARED_MEMORY_BYTES", "Barriers", "ClusterPair",
            "CpAsyncStages", "DirectStore", "GemmStages", "Persistent", "ShapeError", "SplitK",
            "StageRing", "StagedStore", "TileSchedule", "TmaStore", "check_epilogue_columns",
            "check_gemm", "check_pair", "check_ragged_gemm", "check_row_stride",
-           "check_split_columns", "check_splits", "check_staging", "consumer_regs",
+           "check_splits", "check_staging", "consumer_regs",
            "epilogue_store", "integral", "producer_regs", "split_k_buffers", "staging_bytes",
            "tile_origin", "unaligned_epilogue", "warp_specialized"]

@@ -189,11 +189,3 @@ def consumer_regs(kernel: str, consumers: int, producer: int, consumer) -> int:
                          f"from launch ({budget // warpgroups} each); setmaxnreg would wait "
                          f"forever")
     return consumer
-
-
-def check_split_columns(kernel: str, BN: int) -> None:
-    """With split-K, the fix-up adds SPLIT_K_STEP_N accumulator columns at a time."""
-    from tilemlir.kernels.parts.split_k import SPLIT_K_STEP_N
-    if BN % SPLIT_K_STEP_N:
-        raise ShapeError(f"{kernel}: with split-K, BN={BN} must be a multiple of "
-                         f"{SPLIT_K_STEP_N} (the fix-up adds {SPLIT_K_STEP_N} columns at a time)")

@@ -117,11 +117,10 @@ class GemmStages:
         return it
 
     @T.macro
-    def consume_units(self, schedule, worker, acc, row, write_back, split_k=None, part=None,
-                      splits=1):
+    def consume_units(self, schedule, worker, acc, row, write_back, split_k=None, splits=1):
         """The consumers' side of `producer`: every unit `worker` takes from `schedule` into
-        acc, then write_back(m0, n0) of the unit's tile; with split_k (parts.SplitK, `part` its
-        step buffer) through its fix-up, where the tile's last unit to finish writes it."""
+        acc, then write_back(m0, n0) of the unit's tile; with split_k (parts.SplitK) through
+        its fix-up, where the tile's last unit to finish writes it."""
         it: T.int32 = 0
         for u in schedule.walk(worker):
             t, k_begin, k_end, _ = schedule.unit(u)
@@ -130,7 +129,7 @@ class GemmStages:
             if split_k is not None:
                 def tile():
                     write_back(m0, n0)
-                split_k.fix_up(acc, part, row, u, t, splits, tile)
+                split_k.fix_up(acc, row, u, t, splits, tile)
             else:
                 write_back(m0, n0)
 

@@ -16,9 +16,6 @@ import tilemlir.lang as T
 
 Tx = T.tile
 
-SPLIT_K_STEP_N = 64     # accumulator columns a fix-up adds per load (32 registers)
-
-
 def split_k_buffers(tiles: int, splits: int, BM: int, BN: int) -> tuple[tuple, tuple]:
     """Shapes of W (float32: one BM x BN block per split of each of `tiles` tiles) and C (int32
     zeros before the first launch: one counter per tile and consumer warpgroup; the kernel
@@ -57,11 +54,11 @@ class SplitK:
                 self.C[counter] = 0
 
     @T.macro
-    def fix_up(self, acc, part, row, unit, tile, splits, then=None):
+    def fix_up(self, acc, row, unit, tile, splits, then=None):
         """Publishes acc (this warpgroup's rows row .. row + 64 of the tile) as W's block
         `unit`, counts it on `tile`; the last of the `splits` units sums the tile's blocks
         tile * splits .. into acc, resets the counter and runs `then` (the tile's store).
-        Returns whether this unit was the last. (`part` is unused: kept for the callers.)
+        Returns whether this unit was the last.
 
         A block holds each thread's accumulator registers as they are, not the tile's rows:
         register run c (four fp32 values) of thread t at (c * 128 + t) * 4, so that every
