@@ -6,6 +6,7 @@ and v6 64 x 128. Each checked against fp32 (NaN-poisoned), then timed with
 do_bench_alternating (3 input sets, L2 flushed by reads, 50 us spin, medians of 20).
 Run from the tree's root: python results/2026-12-03-session9/midsize_tiles.py [f16|bf16|both]"""
 import multiprocessing
+import os
 import sys
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -25,6 +26,36 @@ CONFIGS = {
     "v6-64x128": dict(KERNEL="hgemm_v6", BM=64, BN=128, STAGES=8, EPI_N=128, GROUP_M=16),
 }
 SHAPES = [(m, n, k) for n, k in ((4096, 4096), (8192, 2048)) for m in range(256, 3072 + 1, 256)]
+# MIDSIZE_SET=small (the environment, so that the compile workers see it too): 64 x 256 tiles
+# (one consumer warpgroup, v6 alone or v7 in pairs) against 64 x 128 on shapes of few tile rows
+if os.environ.get("MIDSIZE_SET") == "small":
+    CONFIGS = {
+        "v6-64x128": CONFIGS["v6-64x128"],
+        "v6-64x128-g8": dict(CONFIGS["v6-64x128"], GROUP_M=8),
+        "v6-64x256": dict(KERNEL="hgemm_v6", BM=64, BN=256, STAGES=5, EPI_N=128, GROUP_M=16),
+        "v7-64x256": dict(V7, BM=64, BN=256, STAGES=5, EPI_N=128),
+        "v7-64x128": dict(V7, BM=64, BN=128, STAGES=8, EPI_N=128),
+        "v7-256": CONFIGS["v7-256"],
+    }
+    SHAPES = [(256, 4096, 4096), (512, 4096, 4096), (384, 4096, 4096), (256, 8192, 2048),
+              (512, 8192, 2048), (384, 8192, 2048), (128, 8192, 8192), (192, 14336, 4096),
+              (320, 4096, 11008), (448, 5120, 5120), (256, 28672, 4096), (512, 1024, 8192)]
+# MIDSIZE_SET=split: the same shapes with split-K (the fix-up in 16-byte runs since 10535ab)
+if os.environ.get("MIDSIZE_SET") == "split":
+    V6 = dict(KERNEL="hgemm_v6", BM=128, GROUP_M=8)
+    CONFIGS = {
+        "v6-64x128": CONFIGS["v6-64x128"],
+        "v6-256-s2": dict(V6, BN=256, STAGES=4, EPI_N=128, SPLIT_K=2),
+        "v6-256-s3": dict(V6, BN=256, STAGES=4, EPI_N=128, SPLIT_K=3),
+        "v6-192-s2": dict(V6, BN=192, STAGES=4, EPI_N=64, SPLIT_K=2),
+        "v6-192-s3": dict(V6, BN=192, STAGES=4, EPI_N=64, SPLIT_K=3),
+        "v7-192-s2": dict(V7, BN=192, STAGES=4, EPI_N=64, SPLIT_K=2),
+        "v8-s2": dict(KERNEL="hgemm_v8", BM=128, BN=256, STAGES=4, GROUP_M=8, SPLIT_K=2),
+        "v8-s4": dict(KERNEL="hgemm_v8", BM=128, BN=256, STAGES=4, GROUP_M=8, SPLIT_K=4),
+    }
+    SHAPES = [(256, 4096, 4096), (512, 4096, 4096), (384, 4096, 4096), (256, 8192, 2048),
+              (512, 8192, 2048), (384, 8192, 2048), (128, 8192, 8192), (192, 14336, 4096),
+              (320, 4096, 11008), (448, 5120, 5120), (256, 28672, 4096), (512, 1024, 8192)]
 
 
 def build(case):

@@ -322,7 +322,9 @@ def test_small_tiles_are_cheap_only_in_few_waves():
     assert two_waves == 2 * (128 * gemm.ONE_WAVE_KTILE_COST[(64, 128)]
                              + gemm.UNIT_OVERHEAD[(64, 128)])
     three_waves = gemm.estimate(1000, 3000, 8192, small)              # 16 x 24 = 384 tiles
-    assert three_waves == 3 * (128 * gemm.KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)])
+    assert three_waves == 3 * (128 * 0.28 + gemm.UNIT_OVERHEAD[(64, 128)])
+    eight_waves = gemm.estimate(1000, 8192, 8192, small)              # 16 x 64 = 1024 tiles
+    assert eight_waves == 8 * (128 * gemm.KTILE_COST[(64, 128)] + gemm.UNIT_OVERHEAD[(64, 128)])
     for shape in SWEEP[:-1]:
         assert gemm.choose_config(*shape)["BM"] == 128
 
@@ -420,3 +422,20 @@ def test_64x128_tiles_are_cheap_over_two_waves_only_with_tma():
         assert (config["KERNEL"], config["BM"], config["BN"]) == ("hgemm_v6", 64, 128), config
     config = gemm.choose_config(462, 4121, 2556)                    # cp.async, staged stores
     assert (config["BM"], config["BN"]) == (128, 128), config
+
+
+def test_few_tile_rows_take_64x128_or_split_128x192_tiles():
+    """Shapes of two or three tile rows (runF/small-m-split.md): 64 x 128 tiles over three
+    waves where 128 x 256 pairs would leave half a pair idle, and 128 x 192 tiles split two ways
+    into one wave of 132 units where K is long; many waves keep 128 x 256 pairs."""
+    for shape, want in (((384, 8192, 2048), ("hgemm_v6", 64, 128, 1)),
+                        ((192, 14336, 4096), ("hgemm_v6", 64, 128, 1)),
+                        ((320, 4096, 11008), ("hgemm_v6", 128, 192, 2)),
+                        ((384, 4096, 4096), ("hgemm_v6", 128, 192, 2)),
+                        ((256, 28672, 4096), ("hgemm_v7", 128, 256, 1))):
+        c = gemm.choose_config(*shape)
+        assert (c["KERNEL"], c["BM"], c["BN"], c["SPLIT_K"]) == want, (shape, c)
+    assert gemm.choose_config(320, 4096, 11008)["EPI_N"] == 64          # 192 = 3 x 64 columns
+    # timed on TMA shapes only: an unaligned K keeps the old candidates
+    assert not any(c["BN"] == 192 and c["KERNEL"] == "hgemm_v6"
+                   for c in gemm.candidate_configs(320, 4096, 11007))

@@ -78,9 +78,11 @@ V7_WIDTH_COST = {192: 0.76, 320: 1.28}
 # ... tried from this many k-tiles: timed at K >= 2048 only, and below it the epilogue (stored
 # in 64-column chunks under the next tile's first k-tiles) is a growing part of the time.
 V7_WIDTH_MIN_K_TILES = 16
+V6_WIDE_SPLITS = (2, 3)
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).
 KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2,
+              # the widths' own (v7's, fitted; v6 takes 128 x 192 split, see _aligned_candidates)
               (128, 192): V7_WIDTH_COST[192], (128, 320): V7_WIDTH_COST[320]}
 # Where all units fit one wave, smaller tiles cost less. 64 x 128: fitted to 1000 x 1000 x 8192
 # on the H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS;
@@ -94,14 +96,18 @@ ONE_WAVE_KTILE_COST = {(64, 128): 0.25, (128, 128): 0.55}
 # 4096 (256 tiles) ran 29.8 us against 36.1 for hgemm_v8's split pairs, 256 x 8192 x 2048 17.7
 # against 19.0 for one wave of 128 x 128 (results/2026-12-03-session9/runB/midsize-tiles.md,
 # again in runC/pick-ab-*.md). With the cp.async producer, the staged / direct stores or
-# padded K they do not: 31 such shapes ran 1.14x slower on them (runC/pick-ab-*.md).
-FEW_WAVES = {(64, 128): 2}
+# padded K they do not: 31 such shapes ran 1.14x slower on them (runC/pick-ab-*.md). Up to four
+# waves they cost a little more (0.27-0.28 a k-tile at 3 waves: 384 x 8192 x 2048, 192 x 14336
+# x 4096, where 128 x 256 pairs left half a pair of tiles idle; 0.32 at 7 waves, 256 x 28672 x
+# 4096: runF/small-m-split.md). {tile: ((up to this many waves, cost), ...)}.
+FEW_WAVES = {(64, 128): ((2, 0.25), (4, 0.28))}
 # Per-unit cost outside the k-loop (pipeline fill, epilogue not hidden behind a next tile).
 UNIT_OVERHEAD = {(128, 256): 2.0, (128, 128): 1.2, (64, 128): 1.0, (64, 64): 0.8,
                  (128, 192): 1.6, (128, 320): 2.5}
 # Split-K fix-up per unit: write one fp32 partial tile, and for the last unit read SPLIT_K of
 # them back (a 128 x 256 fp32 tile through one SM's share of L2 is ~1.3 k-tile steps).
-PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17}
+PARTIAL_COST = {(128, 256): 1.3, (128, 128): 0.65, (64, 128): 0.33, (64, 64): 0.17,
+                (128, 192): 1.0}
 # Tile shapes, biggest first. A tile may hang past M and N (TMA reads zeros there and clips the
 # stores), so every shape has one.
 TILES = ((128, 256), (128, 128), (64, 128), (64, 64))
@@ -110,7 +116,7 @@ MAX_SPLIT_K = 8
 # fix-ups without evening out the last wave).
 SPLIT_WAVES = 2
 # As many stages as shared memory holds next to the epilogue's staging buffer.
-STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8}
+STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8, (128, 192): 4}
 
 
 # Grouped rasterization: GROUP_M tile rows swept column by column (L2 reuse of A and B across
@@ -207,8 +213,8 @@ def padded_k(K: int) -> int:
 
 
 def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
-    return dict(KERNEL="hgemm_v6", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=min(128, BN),
-                GROUP_M=group_m, SPLIT_K=split_k)
+    return dict(KERNEL="hgemm_v6", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)],
+                EPI_N=128 if BN % 128 == 0 else 64, GROUP_M=group_m, SPLIT_K=split_k)
 
 
 def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS, BN: int = 256) -> dict:
@@ -256,8 +262,10 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
     else:
         waves = TileSchedule(M, N, *tile, sms=sms, split_k=split).waves
         all_tma = not any(key in config for key in ("PRODUCER", "EPILOGUE", "PAD_K"))
-        if waves <= (FEW_WAVES.get(tile, 1) if all_tma else 1):
+        if waves == 1:
             cost = ONE_WAVE_KTILE_COST.get(tile, cost)
+        elif all_tma:
+            cost = next((c for most, c in FEW_WAVES.get(tile, ()) if waves <= most), cost)
     if config.get("KERNEL") == "hgemm_v8":
         # write and read half a partial tile in the pair; where two clusters share the tile,
         # half again plus the counter's round trip, which together cost about twice that
@@ -359,6 +367,13 @@ def _aligned_candidates(M: int, N: int, K: int, k_tiles: int, sms: int) -> list[
         configs += [_v8_config(BM, BN, split) for split in V8_SPLITS
                     if BN % (2 * V8_STEP_N) == 0 and split <= k_tiles
                     and tiles * split <= sms]
+    # hgemm_v6's 128 x 192 tiles split 2 or 3 ways where that makes one wave, for few tile rows
+    # and long K (320 x 4096 x 11008: 66 tiles x 2, 0.86-0.88x cuBLAS against 0.58-0.65x for
+    # the other candidates, runF/small-m-split.md); timed on TMA shapes only (N, K % 8 = 0)
+    tiles = math.ceil(M / 128) * math.ceil(N / 192)
+    if not (N % 8 or K % 8) and N > 192 and k_tiles >= V7_WIDTH_MIN_K_TILES:
+        configs += [_config(128, 192, split) for split in V6_WIDE_SPLITS
+                    if tiles * split <= sms]
     return configs
 
 
