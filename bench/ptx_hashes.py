@@ -115,6 +115,12 @@ def _cases() -> list[Case]:
     # v7 with the last wave split (the front door's choice at mid-size shapes)
     cases += [Case(tma + "7", hopper, (1536, 4096, 4096), dict(TAIL_SPLIT=2)),
               Case(tma + "7", hopper, (384, 768, 320), dict(TAIL_SPLIT=2, SMS=8))]
+    # v7's other widths (128 x 320: two wgmma n160 along N) and v6's 128 x 192 split-K, the
+    # front door's choices at 1280 and 768 x 4096 x 4096 and 320 x 4096 x 11008
+    cases += [Case(tma + "7", hopper, (1280, 4096, 4096), dict(BN=320, STAGES=3, EPI_N=64)),
+              Case(tma + "7", hopper, (768, 4096, 4096), dict(BN=192, STAGES=4, EPI_N=64)),
+              Case(tma + "6", hopper, (320, 4096, 11008),
+                   dict(BM=128, BN=192, STAGES=4, EPI_N=64, SPLIT_K=2))]
     # test_gemm_epilogue_gpu.py (on the H200) and bench/gemm_epilogue.py
     fused = "tilemlir.kernels.gemm_epilogue:hgemm_fused"
     cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,
