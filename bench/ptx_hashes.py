@@ -120,7 +120,8 @@ def _cases() -> list[Case]:
     cases += [Case(tma + "7", hopper, (1280, 4096, 4096), dict(BN=320, STAGES=3, EPI_N=64)),
               Case(tma + "7", hopper, (768, 4096, 4096), dict(BN=192, STAGES=4, EPI_N=64)),
               Case(tma + "6", hopper, (320, 4096, 11008),
-                   dict(BM=128, BN=192, STAGES=4, EPI_N=64, SPLIT_K=2))]
+                   dict(BM=128, BN=192, STAGES=4, EPI_N=64, SPLIT_K=2)),
+              Case(tma + "7", hopper, (1280, 4096, 4096), dict(STREAM_K=True))]
     # test_gemm_epilogue_gpu.py (on the H200) and bench/gemm_epilogue.py
     fused = "tilemlir.kernels.gemm_epilogue:hgemm_fused"
     cases += [Case(fused, hopper, (1000, 1000, 512), dict(activation="gelu", residual=True,

@@ -40,6 +40,21 @@ if os.environ.get("MIDSIZE_SET") == "small":
     SHAPES = [(256, 4096, 4096), (512, 4096, 4096), (384, 4096, 4096), (256, 8192, 2048),
               (512, 8192, 2048), (384, 8192, 2048), (128, 8192, 8192), (192, 14336, 4096),
               (320, 4096, 11008), (448, 5120, 5120), (256, 28672, 4096), (512, 1024, 8192)]
+# MIDSIZE_SET=stream: hgemm_v7 STREAM_K (the last waves' k-tiles in even runs) against the
+# widths and TAIL_SPLIT, on the mid-size rows below 0.95x and the few-tile-row shapes
+if os.environ.get("MIDSIZE_SET") == "stream":
+    CONFIGS = {
+        "v7-256-sk": dict(V7, BN=256, STAGES=4, EPI_N=128, STREAM_K=True),
+        "v7-192-sk": dict(V7, BN=192, STAGES=4, EPI_N=64, STREAM_K=True),
+        "v7-320-sk": dict(V7, BN=320, STAGES=3, EPI_N=64, STREAM_K=True),
+        "v7-256-t2": CONFIGS["v7-256-t2"],
+        "v7-192-s4": CONFIGS["v7-192-s4"],
+        "v7-320": CONFIGS["v7-320"],
+        "v6-64x128": CONFIGS["v6-64x128"],
+    }
+    SHAPES = [(512, 4096, 4096), (1280, 4096, 4096), (1792, 4096, 4096), (2816, 4096, 4096),
+              (256, 8192, 2048), (1280, 8192, 2048), (1792, 8192, 2048), (2304, 8192, 2048),
+              (448, 5120, 5120), (320, 4096, 11008), (384, 4096, 4096), (512, 1024, 8192)]
 # MIDSIZE_SET=split: the same shapes with split-K (the fix-up in 16-byte runs since 10535ab)
 if os.environ.get("MIDSIZE_SET") == "split":
     V6 = dict(KERNEL="hgemm_v6", BM=128, GROUP_M=8)

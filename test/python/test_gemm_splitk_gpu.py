@@ -57,6 +57,11 @@ SPLIT_CASES = [
     ((700, 1400, 576), dict(KERNEL="hgemm_v7", BN=320, STAGES=3, EPI_N=64, SMS=8,
                             TAIL_SPLIT=2)),                         # 128 x 320: 12 whole + 3 x 2
     ((256, 2048, 256), dict(KERNEL="hgemm_v7", TAIL_SPLIT=4, SMS=6)),  # 6 + 2 x 4, a k-tile each
+    # hgemm_v7 STREAM_K: the last waves' k-tiles dealt out in even runs, pairs in pieces
+    ((640, 384, 320), dict(KERNEL="hgemm_v7", BN=128, EPI_N=64, SMS=8, STREAM_K=True)),
+    ((1280, 4096, 4096), dict(KERNEL="hgemm_v7", STREAM_K=True)),   # 80 pairs in runs of 78
+    ((448, 5120, 5120), dict(KERNEL="hgemm_v7", BN=320, STAGES=3, EPI_N=64, STREAM_K=True)),
+    ((384, 4096, 4096), dict(KERNEL="hgemm_v7", STREAM_K=True)),    # 32 pairs: 3 pieces each
     # hgemm_v8: clusters of 2 CTAs, one or two per tile, each CTA reducing half the columns
     ((1000, 1000, 8192), dict(KERNEL="hgemm_v8", SPLIT_K=4)),     # two clusters per tile
     ((1000, 1000, 8192), dict(KERNEL="hgemm_v8", BM=128, BN=128, STAGES=6, SPLIT_K=2)),

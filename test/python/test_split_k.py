@@ -6,9 +6,11 @@ test_atomics_language.py."""
 import math
 import re
 
+import numpy as np
 import pytest
 
 import tilemlir
+from bench import interpret_sweep
 from tilemlir.kernels import gemm
 from tilemlir.kernels.gemm_decode import mpad_for
 from tilemlir.kernels.hgemm_hopper import (ShapeError, hgemm_v6, hgemm_v7, split_k_counters_shape,
@@ -439,3 +441,36 @@ def test_few_tile_rows_take_64x128_or_split_128x192_tiles():
     # timed on TMA shapes only: an unaligned K keeps the old candidates
     assert not any(c["BN"] == 192 and c["KERNEL"] == "hgemm_v6"
                    for c in gemm.candidate_configs(320, 4096, 11007))
+
+
+@pytest.mark.parametrize("M, N, K, config", [
+    # 9 pairs over 4 clusters: the last whole wave joins the 1 pair left (5 pairs of 5 k-tiles
+    # in runs of 7: pairs in 2 pieces, a run in 3), the odd pair's second tile past M
+    (640, 384, 320, dict(BN=128, EPI_N=64, SMS=8)),
+    (600, 376, 320, dict(BN=128, EPI_N=64, SMS=8, OVERLAP_EPILOGUE=False)),   # ragged M, N
+    (640, 640, 192, dict(BN=320, STAGES=3, EPI_N=64, SMS=8)),                 # two n160
+    (256, 256, 448, dict(BN=128, EPI_N=64, SMS=10)),    # 2 pairs of 7 k-tiles in runs of 3:
+])                                                      # 3 pieces each, runs across pairs
+def test_stream_k_deals_the_last_waves_k_tiles_out(M, N, K, config):
+    """hgemm_v7 STREAM_K: every k-tile of every pair exactly once (the sums would be off
+    otherwise), pairs in several pieces fixed up in the workspace, the counters left zero."""
+    kernel = hgemm_v7(M, N, K, STREAM_K=True, **config)
+    w, c = interpret_sweep.split_k_arrays(kernel, M)
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((M, K)).astype(np.float16)
+    b = rng.standard_normal((N, K)).astype(np.float16)
+    d = np.full((M, N), np.nan, np.float16)
+    tilemlir.interpret(kernel, a, b, d, w, c)
+    ref = a.astype(np.float32) @ b.astype(np.float32).T
+    assert not np.isnan(d).any()
+    assert np.linalg.norm(d.astype(np.float32) - ref) / np.linalg.norm(ref) < 1e-3
+    assert not c.any()
+
+
+def test_stream_k_is_refused_where_its_runs_would_not_fit():
+    with pytest.raises(ShapeError, match="STREAM_K needs M when compiled"):
+        hgemm_v7(tilemlir.lang.dynamic("M"), 4096, 4096, STREAM_K=True)
+    with pytest.raises(ShapeError, match="into 16 pieces, more than 8"):
+        hgemm_v7(256, 1024, 8192, STREAM_K=True)        # 4 pairs of 128 k-tiles, runs of 8
+    with pytest.raises(ShapeError, match="give one of them"):
+        hgemm_v7(1280, 4096, 4096, STREAM_K=True, TAIL_SPLIT=2)

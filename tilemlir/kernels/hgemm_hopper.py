@@ -52,6 +52,8 @@ Tx = T.tile
 # and a consumer holds BN / 2 fp32 accumulators a thread (160 of its 232 registers at 320:
 # 128 x 320 tiles make one wave where 128 x 256 leave a tail, 1280 x 4096 as cuBLAS does).
 V7_MAX_BN = 320
+# hgemm_v7 STREAM_K: the most pieces a pair may be run in (partials its fix-up sums, as SPLIT_K)
+STREAM_K_MAX_PIECES = 8
 # Columns hgemm_v8's pair reduction adds and stores per step (32 fp32 registers a thread).
 V8_STEP_N = 64
 
@@ -224,12 +226,13 @@ def split_k_counters_shape(M, N, BM, BN) -> tuple[int]:
     return split_k_buffers(math.ceil(M / BM) * math.ceil(N / BN), 1, BM, BN)[1]
 
 
-def v7_split_buffers_shapes(M, N, BM=128, BN=256, SMS=132, SPLIT_K=1, TAIL_SPLIT=1):
+def v7_split_buffers_shapes(M, N, BM=128, BN=256, SMS=132, SPLIT_K=1, TAIL_SPLIT=1,
+                            STREAM_K=False):
     """Shapes of hgemm_v7's fp32 workspace W (one BM x BN block per split unit of a tile with
     a slot) and int32 counters C (one per such tile and consumer warpgroup; zero before the
     first launch, and the kernel leaves them zero)."""
     schedule = TileSchedule(M, N, BM, BN, sms=SMS, split_k=SPLIT_K, tail_split=TAIL_SPLIT,
-                            pairs=True)
+                            pairs=True, stream_k=STREAM_K)
     return split_k_buffers(schedule.split_tiles, schedule.splits, BM, BN)
 
 
@@ -316,7 +319,7 @@ def hgemm_v6(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
 
 def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=16, SMS=132,
              EPI_N=128, PRODUCER_REGS=40, CONSUMER_REGS=None, CLUSTER_RELEASE=False,
-             SPLIT_K=1, TAIL_SPLIT=1, OVERLAP_EPILOGUE=True, EPILOGUE="tma"):
+             SPLIT_K=1, TAIL_SPLIT=1, OVERLAP_EPILOGUE=True, EPILOGUE="tma", STREAM_K=False):
     """2x1 clusters with TMA multicast: v6, with the CTAs launched in pairs (a cluster of 2)
     that compute two tiles sharing n0 (rows m0 and m0 + BM). Both need the same BN x BK slab of
     B per k-tile, so each CTA loads only half of it and multicasts that half into the stage of
@@ -353,6 +356,14 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     ends after a fraction of a wave instead of a whole one. W and C hold only those tiles
     (v7_split_buffers_shapes).
 
+    STREAM_K=True instead deals the k-tiles of the pairs past the whole waves (and of the last
+    whole wave, where fewer than half a wave are left) out evenly, one contiguous run per
+    cluster, whatever the pairs' count (parts.TileSchedule's stream_k): a run may stop inside a
+    pair and the next cluster's begin there, and a pair in more than one piece is fixed up as
+    above (a pair in one piece needs none; at most STREAM_K_MAX_PIECES). M must be known when
+    compiled. Interpreter-checked; not yet timed on a GPU, so the front door
+    does not choose it.
+
     OVERLAP_EPILOGUE (the default) keeps the tensor cores busy through the epilogue: a tile's
     accumulators are cast into `out` registers as soon as its last MMA completes, and the
     next tile's first BN / EPI_N k-tiles each store one EPI_N-column chunk of `out` (stmatrix,
@@ -372,11 +383,20 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     k_tiles = math.ceil(K / BK)
     for name, value in (("SPLIT_K", SPLIT_K), ("TAIL_SPLIT", TAIL_SPLIT)):
         check_splits("hgemm_v7", name, value, K, k_tiles)
-    if SPLIT_K > 1 and TAIL_SPLIT > 1:
-        raise ShapeError("hgemm_v7: SPLIT_K splits every pair and TAIL_SPLIT only the last "
-                         "wave's; give one of them")
+    if (SPLIT_K > 1) + (TAIL_SPLIT > 1) + bool(STREAM_K) > 1:
+        raise ShapeError("hgemm_v7: SPLIT_K splits every pair, TAIL_SPLIT the last wave's and "
+                         "STREAM_K deals the last wave's k-tiles out: give one of them")
+    if STREAM_K and not isinstance(M, int):
+        raise ShapeError("hgemm_v7: STREAM_K needs M when compiled (its runs are dealt out "
+                         "from the number of pairs)")
     schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
-                            split_k=SPLIT_K, tail_split=TAIL_SPLIT, pairs=True)
+                            split_k=SPLIT_K, tail_split=TAIL_SPLIT, pairs=True,
+                            stream_k=bool(STREAM_K))
+    if STREAM_K and schedule.splits > STREAM_K_MAX_PIECES:
+        raise ShapeError(f"hgemm_v7: STREAM_K: {schedule.items - schedule.whole} pairs of "
+                         f"{k_tiles} k-tiles over {schedule.capacity} clusters would split a pair "
+                         f"into {schedule.splits} pieces, more than {STREAM_K_MAX_PIECES} "
+                         f"(SPLIT_K splits every pair evenly)")
     if TAIL_SPLIT > 1 and schedule.whole == schedule.items:
         raise ShapeError(f"hgemm_v7: TAIL_SPLIT={TAIL_SPLIT}: the {schedule.items} pairs of "
                          f"tiles fill whole waves of {SMS // 2} clusters, so no last wave is "
@@ -432,29 +452,41 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
             pn0: T.int32 = 0
             for u in schedule.walk(pair.cluster):
                 t, k_begin, k_end, part_of = schedule.unit(u)
-                m0, n0 = schedule.origin(t, pair.rank)
-                # The previous tile's chunks are stored one under each of this tile's first
-                # k-tiles, while their MMAs run (OVERLAP_EPILOGUE); else `pending` is False.
-                it = stages.consume(acc, row, it, k_begin, k_end, chunks, store_pending)
-                # A tile past M (the odd pair's second) stores nothing.
-                done: T.boolean = m0 < M
-                if split:
-                    if m0 < M and t >= schedule.whole:
-                        # Split-K fix-up of this CTA's own tile, in its slot of W and C (every
-                        # tile's with SPLIT_K, the last wave's with TAIL_SPLIT).
-                        if TAIL_SPLIT > 1:
-                            slot = (t - schedule.whole) * 2 + pair.rank
-                        else:
-                            slot = m0 // BM * schedule.tiles_n + n0 // BN
-                        done = split_k.fix_up(acc, row, slot * splits + part_of, slot, splits)
-                if done:
-                    Tx.wg.cast(out, acc)
-                    if not OVERLAP_EPILOGUE:
-                        store.tile(out, row, m0, n0)
-                if OVERLAP_EPILOGUE:
-                    pending = done
-                    pm0 = m0
-                    pn0 = n0
+                live = True                     # STREAM_K: a run's missing pieces are empty
+                if STREAM_K:
+                    live = k_end > k_begin
+                if live:
+                    m0, n0 = schedule.origin(t, pair.rank)
+                    # The previous tile's chunks are stored one under each of this tile's first
+                    # k-tiles, while their MMAs run (OVERLAP_EPILOGUE); else `pending` is False.
+                    it = stages.consume(acc, row, it, k_begin, k_end, chunks, store_pending)
+                    # A tile past M (the odd pair's second) stores nothing.
+                    done: T.boolean = m0 < M
+                    if split:
+                        if m0 < M and t >= schedule.whole:
+                            # Split-K fix-up of this CTA's own tile, in its slot of W and C
+                            # (every tile's with SPLIT_K, the last wave's with TAIL_SPLIT or
+                            # STREAM_K, whose items in one piece need none).
+                            if TAIL_SPLIT > 1 or STREAM_K:
+                                slot = (t - schedule.whole) * 2 + pair.rank
+                            else:
+                                slot = m0 // BM * schedule.tiles_n + n0 // BN
+                            if STREAM_K:
+                                pieces = schedule.pieces(t)
+                                if pieces > 1:
+                                    done = split_k.fix_up(acc, row, slot * splits + part_of,
+                                                          slot, splits, None, pieces)
+                            else:
+                                done = split_k.fix_up(acc, row, slot * splits + part_of, slot,
+                                                      splits)
+                    if done:
+                        Tx.wg.cast(out, acc)
+                        if not OVERLAP_EPILOGUE:
+                            store.tile(out, row, m0, n0)
+                    if OVERLAP_EPILOGUE:
+                        pending = done
+                        pm0 = m0
+                        pn0 = n0
             for j in T.unroll(chunks):
                 store_pending(j)                # the last tile's, under no MMAs
             store.await_staging()

@@ -15,6 +15,13 @@ dividing the tile rows. With split-K:
     split_k    every tile is split_k units (for shapes with fewer tiles than SMs)
     tail_split the tiles of the whole waves run as one unit each, those of the partial last
                wave as tail_split units each (that wave then takes a fraction of a tile's time)
+    stream_k   the whole waves as with tail_split, then the k-tiles of the items left (with
+               the last whole wave, when fewer than half a wave are left) dealt out evenly as
+               contiguous runs, one per worker: a run may end inside an item and the next
+               begin there (stream-K, as CUTLASS's and Triton's persistent kernels). A run
+               is `segments` units (its pieces of items; missing ones empty), an item at most
+               `splits` pieces (its slots in the fix-up's workspace); an item in one piece
+               needs no fix-up. Static M only.
 
 The host side (gemm.py's cost model) reads the same object for its waves, so that the kernels
 and the model count work the same way.
@@ -83,7 +90,8 @@ class TileSchedule(Persistent):
     docstring; at most one of them above 1."""
 
     def __init__(self, M: int, N: int, BM: int, BN: int, *, sms: int, k_tiles: int = 1,
-                 group_m: int = 8, split_k: int = 1, tail_split: int = 1, pairs: bool = False):
+                 group_m: int = 8, split_k: int = 1, tail_split: int = 1, pairs: bool = False,
+                 stream_k: bool = False):
         self.BM, self.BN, self.k_tiles = BM, BN, k_tiles
         self.tiles_m, self.tiles_n = _ceil_div(M, BM), math.ceil(N / BN)
         self.pairs = pairs
@@ -93,6 +101,21 @@ class TileSchedule(Persistent):
         self.ragged = isinstance(self.rows, T.DimExpr)  # M known only at run time
         self.group_m = group if self.ragged else math.gcd(group, self.rows)
         capacity = sms // 2 if pairs else sms
+        self.stream = stream_k
+        if stream_k:
+            whole = self.items // capacity * capacity
+            if self.items - whole < capacity / 2 and whole >= capacity:
+                whole -= capacity                       # keep a run of at least k_tiles / 2
+            self.whole = whole
+            self.stream_iters = (self.items - whole) * k_tiles
+            self.per = -(-self.stream_iters // capacity)     # k-tiles of one worker's run
+            self.splits = max(self.pieces(whole + i) for i in range(self.items - whole))
+            self.segments = max((min(w * self.per + self.per, self.stream_iters) - 1) // k_tiles
+                                - w * self.per // k_tiles + 1
+                                for w in range(capacity) if w * self.per < self.stream_iters)
+            super().__init__(whole + capacity * self.segments, sms, 2 if pairs else 1)
+            self.tail = True                            # the fix-up's slots, as tail_split's
+            return
         self.tail = tail_split > 1
         if self.tail:                                   # the whole waves' items run whole
             self.whole, self.splits = self.items // capacity * capacity, tail_split
@@ -127,8 +150,28 @@ class TileSchedule(Persistent):
     def unit(self, u):
         """(item, first k-tile, end k-tile, split index) of work unit u: the `whole` first
         units are whole items; each later item is `splits` consecutive units, the s-th
-        accumulating the s-th contiguous run of about k_tiles / splits k-tiles."""
+        accumulating the s-th contiguous run of about k_tiles / splits k-tiles. With stream_k,
+        unit whole + i * workers + w is the i-th piece of worker w's run, empty (first == end
+        k-tile) where the run has fewer pieces, and its index the piece's among the item's."""
         k_tiles, splits = self.k_tiles, self.splits
+        if self.stream:
+            t: T.int32 = u
+            k_begin: T.int32 = 0
+            k_end: T.int32 = k_tiles
+            part: T.int32 = 0
+            if u >= self.whole:
+                v = u - self.whole
+                w = v % self.workers
+                begin = w * self.per
+                end = T.min(begin + self.per, self.stream_iters)
+                item = begin // k_tiles + v // self.workers     # relative to the region
+                start = item * k_tiles
+                first = T.max(begin, start)
+                t = self.whole + item
+                k_begin = first - start
+                k_end = T.max(T.min(end, start + k_tiles), first) - start
+                part = w - start // self.per
+            return t, k_begin, k_end, part
         if self.tail:
             t: T.int32 = u
             k_begin: T.int32 = 0
@@ -144,6 +187,12 @@ class TileSchedule(Persistent):
             return u, 0, k_tiles, 0
         s = u % splits
         return u // splits, s * k_tiles // splits, (s + 1) * k_tiles // splits, s
+
+    def pieces(self, t):
+        """With stream_k: the pieces item t (in the stream-K region) is run in, 1 to `splits`
+        (the workers whose runs hold any of its k-tiles); t an int or a device value."""
+        start = (t - self.whole) * self.k_tiles
+        return (start + self.k_tiles - 1) // self.per - start // self.per + 1
 
     @T.macro
     def origin(self, t, rank=0):

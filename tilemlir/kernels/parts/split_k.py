@@ -54,11 +54,13 @@ class SplitK:
                 self.C[counter] = 0
 
     @T.macro
-    def fix_up(self, acc, row, unit, tile, splits, then=None):
+    def fix_up(self, acc, row, unit, tile, splits, then=None, arrivals=None):
         """Publishes acc (this warpgroup's rows row .. row + 64 of the tile) as W's block
         `unit`, counts it on `tile`; the last of the `splits` units sums the tile's blocks
         tile * splits .. into acc, resets the counter and runs `then` (the tile's store).
-        Returns whether this unit was the last.
+        Returns whether this unit was the last. arrivals: the units that meet on this tile
+        where fewer than `splits` (the slots a tile has in W) do, a device value (stream-K's
+        pieces of an item).
 
         A block holds each thread's accumulator registers as they are, not the tile's rows:
         register run c (four fp32 values) of thread t at (c * 128 + t) * 4, so that every
@@ -74,7 +76,8 @@ class SplitK:
         for c in T.unroll(runs):
             o = base + c * 512
             Tx.copy(flat[0:1, o:o + 4], regs[c:c + 1, 0:4])
-        last, counter = self.count(tile, splits)
+        meeting = splits if arrivals is None else arrivals
+        last, counter = self.count(tile, meeting)
         if last:
             first = (tile * (splits * BM) + row) * acc.shape[1] + t * 4
             x = T.alloc_local((1, 4), "float32")
@@ -82,7 +85,7 @@ class SplitK:
                 run = regs[r:r + 1, 0:4]
                 at = first + r * 512
                 Tx.copy(run, flat[0:1, at:at + 4])
-                for k in T.serial(1, splits):
+                for k in T.serial(1, meeting):
                     theirs = at + k * (BM * acc.shape[1])
                     Tx.copy(x, flat[0:1, theirs:theirs + 4])
                     Tx.add(run, run, x)
