@@ -82,7 +82,7 @@ def run_case(M: int, N: int, K: int, dtype: str, SMS: int):
     # PAD_K: the kernel takes A and B in rows padded with zeros, as the front door copies them
     a, b = (np.pad(t, ((0, 0), (0, padded_k(K) - K))) if config.get("PAD_K") else t
             for t in (A, B))
-    extra = split_k_arrays(kernel, M) if config.get("SPLIT_K", 1) > 1 else []
+    extra = split_k_arrays(kernel, M)       # SPLIT_K, TAIL_SPLIT, STREAM_K: W and C
     tilemlir.interpret(kernel, a, b, D, *extra)
     return widen(D), widen(A) @ widen(B).T, config
 

@@ -154,34 +154,29 @@ class TileSchedule(Persistent):
         unit whole + i * workers + w is the i-th piece of worker w's run, empty (first == end
         k-tile) where the run has fewer pieces, and its index the piece's among the item's."""
         k_tiles, splits = self.k_tiles, self.splits
-        if self.stream:
+        if self.tail:                   # tail_split or stream_k
             t: T.int32 = u
             k_begin: T.int32 = 0
             k_end: T.int32 = k_tiles
             part: T.int32 = 0
             if u >= self.whole:
-                v = u - self.whole
-                w = v % self.workers
-                begin = w * self.per
-                end = T.min(begin + self.per, self.stream_iters)
-                item = begin // k_tiles + v // self.workers     # relative to the region
-                start = item * k_tiles
-                first = T.max(begin, start)
-                t = self.whole + item
-                k_begin = first - start
-                k_end = T.max(T.min(end, start + k_tiles), first) - start
-                part = w - start // self.per
-            return t, k_begin, k_end, part
-        if self.tail:
-            t: T.int32 = u
-            k_begin: T.int32 = 0
-            k_end: T.int32 = k_tiles
-            part: T.int32 = 0
-            if u >= self.whole:
-                part = (u - self.whole) % splits
-                t = self.whole + (u - self.whole) // splits
-                k_begin = part * k_tiles // splits
-                k_end = (part + 1) * k_tiles // splits
+                if self.stream:
+                    v = u - self.whole
+                    w = v % self.workers
+                    begin = w * self.per
+                    end = T.min(begin + self.per, self.stream_iters)
+                    item = begin // k_tiles + v // self.workers     # relative to the region
+                    start = item * k_tiles
+                    first = T.max(begin, start)
+                    part = w - start // self.per    # assigned in the order the else arm does
+                    t = self.whole + item
+                    k_begin = first - start
+                    k_end = T.max(T.min(end, start + k_tiles), first) - start
+                else:
+                    part = (u - self.whole) % splits
+                    t = self.whole + (u - self.whole) // splits
+                    k_begin = part * k_tiles // splits
+                    k_end = (part + 1) * k_tiles // splits
             return t, k_begin, k_end, part
         if splits == 1:
             return u, 0, k_tiles, 0
