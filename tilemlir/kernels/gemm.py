@@ -242,8 +242,11 @@ def _v8_config(BM: int, BN: int, split_k: int) -> dict:
                 SPLIT_K=split_k)
 
 
-def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
-    """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM."""
+def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS,
+             few_waves: bool = True) -> float:
+    """The modelled time of `config` on M x N x K, in 128 x 256 k-tile steps of one SM.
+    few_waves=False leaves out FEW_WAVES' prices (timed on the 16-bit kernels only; the FP8
+    front door's model, which borrows this one, keeps one-wave prices alone)."""
     tile = (config["BM"], config["BN"])
     split = config.get("SPLIT_K", 1)
     k_tiles = math.ceil(K / BK)
@@ -264,7 +267,7 @@ def estimate(M: int, N: int, K: int, config: dict, sms: int = SMS) -> float:
         all_tma = not any(key in config for key in ("PRODUCER", "EPILOGUE", "PAD_K"))
         if waves == 1:
             cost = ONE_WAVE_KTILE_COST.get(tile, cost)
-        elif all_tma:
+        elif all_tma and few_waves:
             cost = next((c for most, c in FEW_WAVES.get(tile, ()) if waves <= most), cost)
     if config.get("KERNEL") == "hgemm_v8":
         # write and read half a partial tile in the pair; where two clusters share the tile,

@@ -76,7 +76,7 @@ def candidate_configs(M: int, N: int, K: int, scaling: str, use_fast_accum: bool
     def modelled(c):
         kernel = "hgemm_v7" if c["CLUSTER"] else "hgemm_v6"
         return gemm.estimate(M, N, math.ceil(K / 2), dict(KERNEL=kernel, BM=c["BM"], BN=c["BN"]),
-                             sms)
+                             sms, few_waves=False)
     return sorted(configs, key=lambda c: (modelled(c), -c["BM"] * c["BN"], not c["CLUSTER"]))
 
 
