@@ -467,10 +467,26 @@ def test_stream_k_deals_the_last_waves_k_tiles_out(M, N, K, config):
     assert not c.any()
 
 
-def test_stream_k_is_refused_where_its_runs_would_not_fit():
-    with pytest.raises(ShapeError, match="STREAM_K needs M when compiled"):
-        hgemm_v7(tilemlir.lang.dynamic("M"), 4096, 4096, STREAM_K=True)
-    with pytest.raises(ShapeError, match="into 16 pieces, more than 8"):
-        hgemm_v7(256, 1024, 8192, STREAM_K=True)        # 4 pairs of 128 k-tiles, runs of 8
+def test_stream_k_takes_a_run_time_m():
+    """One STREAM_K kernel for every M: the region, the runs and the pieces follow M at run
+    time (here 3, 6 and 9 pairs over 4 clusters: runs of 4 k-tiles of all 3 pairs, of 3
+    past a whole wave, of 7 over the 5 pairs left once the whole wave joins them), within its
+    bounds of 3 pairs a run and 4 pieces a pair."""
+    kernel = hgemm_v7(tilemlir.lang.dynamic("M"), 384, 320, BN=128, EPI_N=64, SMS=8,
+                      STREAM_K=True)
+    rng = np.random.default_rng(6)
+    b = rng.standard_normal((384, 320)).astype(np.float16)
+    for M in (100, 384, 640):
+        w, c = interpret_sweep.split_k_arrays(kernel, M)
+        a = rng.standard_normal((M, 320)).astype(np.float16)
+        d = np.full((M, 384), np.nan, np.float16)
+        tilemlir.interpret(kernel, a, b, d, w, c)
+        ref = a.astype(np.float32) @ b.astype(np.float32).T
+        assert not np.isnan(d).any(), M
+        assert np.linalg.norm(d.astype(np.float32) - ref) / np.linalg.norm(ref) < 1e-3, M
+        assert not c.any()
+
+
+def test_stream_k_is_one_schedule_of_three():
     with pytest.raises(ShapeError, match="give one of them"):
         hgemm_v7(1280, 4096, 4096, STREAM_K=True, TAIL_SPLIT=2)

@@ -525,7 +525,7 @@ class Gemm:
         self._workspaces: dict = {}
         self._lock = threading.Lock()
         self.run_time_m = not fixed_m and self.config.get("KERNEL", "hgemm_v6") in \
-            RUN_TIME_M_KERNELS and not self.config.get("STREAM_K")   # stream-K deals from M
+            RUN_TIME_M_KERNELS
         if self.run_time_m:
             import tilemlir.lang as T
             gemm_kernel(M, N, K, dtype, **self.config)       # refuses this M, if it must

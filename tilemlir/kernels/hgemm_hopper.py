@@ -52,8 +52,6 @@ Tx = T.tile
 # and a consumer holds BN / 2 fp32 accumulators a thread (160 of its 232 registers at 320:
 # 128 x 320 tiles make one wave where 128 x 256 leave a tail, 1280 x 4096 as cuBLAS does).
 V7_MAX_BN = 320
-# hgemm_v7 STREAM_K: the most pieces a pair may be run in (partials its fix-up sums, as SPLIT_K)
-STREAM_K_MAX_PIECES = 8
 # Columns hgemm_v8's pair reduction adds and stores per step (32 fp32 registers a thread).
 V8_STEP_N = 64
 
@@ -360,8 +358,8 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     whole wave, where fewer than half a wave are left) out evenly, one contiguous run per
     cluster, whatever the pairs' count (parts.TileSchedule's stream_k): a run may stop inside a
     pair and the next cluster's begin there, and a pair in more than one piece is fixed up as
-    above (a pair in one piece needs none; at most STREAM_K_MAX_PIECES). M must be known when
-    compiled. Interpreter-checked; not yet timed on a GPU, so the front door
+    above (a pair in one piece needs none; at most four pieces, runs of at least a third of a
+    pair's k-tiles). M may be a run-time dim. Interpreter-checked; not yet timed on a GPU, so the front door
     does not choose it.
 
     OVERLAP_EPILOGUE (the default) keeps the tensor cores busy through the epilogue: a tile's
@@ -386,17 +384,9 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     if (SPLIT_K > 1) + (TAIL_SPLIT > 1) + bool(STREAM_K) > 1:
         raise ShapeError("hgemm_v7: SPLIT_K splits every pair, TAIL_SPLIT the last wave's and "
                          "STREAM_K deals the last wave's k-tiles out: give one of them")
-    if STREAM_K and not isinstance(M, int):
-        raise ShapeError("hgemm_v7: STREAM_K needs M when compiled (its runs are dealt out "
-                         "from the number of pairs)")
     schedule = TileSchedule(M, N, BM, BN, sms=SMS, k_tiles=k_tiles, group_m=GROUP_M,
                             split_k=SPLIT_K, tail_split=TAIL_SPLIT, pairs=True,
                             stream_k=bool(STREAM_K))
-    if STREAM_K and schedule.splits > STREAM_K_MAX_PIECES:
-        raise ShapeError(f"hgemm_v7: STREAM_K: {schedule.items - schedule.whole} pairs of "
-                         f"{k_tiles} k-tiles over {schedule.capacity} clusters would split a pair "
-                         f"into {schedule.splits} pieces, more than {STREAM_K_MAX_PIECES} "
-                         f"(SPLIT_K splits every pair evenly)")
     if TAIL_SPLIT > 1 and schedule.whole == schedule.items:
         raise ShapeError(f"hgemm_v7: TAIL_SPLIT={TAIL_SPLIT}: the {schedule.items} pairs of "
                          f"tiles fill whole waves of {SMS // 2} clusters, so no last wave is "

@@ -21,7 +21,7 @@ dividing the tile rows. With split-K:
                begin there (stream-K, as CUTLASS's and Triton's persistent kernels). A run
                is `segments` units (its pieces of items; missing ones empty), an item at most
                `splits` pieces (its slots in the fix-up's workspace); an item in one piece
-               needs no fix-up. Static M only.
+               needs no fix-up.
 
 The host side (gemm.py's cost model) reads the same object for its waves, so that the kernels
 and the model count work the same way.
@@ -32,6 +32,11 @@ from __future__ import annotations
 import math
 
 import tilemlir.lang as T
+
+# stream_k's bounds (see TileSchedule): the items a worker's run holds pieces of, and the pieces
+# an item is run in (its slots in the fix-up's workspace), at most
+STREAM_K_SEGMENTS = 3
+STREAM_K_PIECES = 4
 
 
 def tile_origin(t, tiles_m: int, tiles_n: int, group_m: int, BM: int, BN: int):
@@ -103,16 +108,18 @@ class TileSchedule(Persistent):
         capacity = sms // 2 if pairs else sms
         self.stream = stream_k
         if stream_k:
+            # Ints, or expressions of a run-time M: the last whole wave joins a tail of under
+            # half a wave (so that the region holds half a wave to 1.5 waves of items), and a
+            # run is at least a third of an item's k-tiles (where the items are few): a run then
+            # holds pieces of at most STREAM_K_SEGMENTS items, an item at most
+            # STREAM_K_PIECES pieces, whatever M.
             whole = self.items // capacity * capacity
-            if self.items - whole < capacity / 2 and whole >= capacity:
-                whole -= capacity                       # keep a run of at least k_tiles / 2
+            short = T.min(1, T.max(0, capacity - 2 * (self.items - whole)))
+            whole = whole - capacity * short * T.min(1, whole // capacity)
             self.whole = whole
             self.stream_iters = (self.items - whole) * k_tiles
-            self.per = -(-self.stream_iters // capacity)     # k-tiles of one worker's run
-            self.splits = max(self.pieces(whole + i) for i in range(self.items - whole))
-            self.segments = max((min(w * self.per + self.per, self.stream_iters) - 1) // k_tiles
-                                - w * self.per // k_tiles + 1
-                                for w in range(capacity) if w * self.per < self.stream_iters)
+            self.per = T.max(_ceil_div(self.stream_iters, capacity), -(-k_tiles // 3))
+            self.splits, self.segments = STREAM_K_PIECES, STREAM_K_SEGMENTS
             super().__init__(whole + capacity * self.segments, sms, 2 if pairs else 1)
             self.tail = True                            # the fix-up's slots, as tail_split's
             return
