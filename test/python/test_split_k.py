@@ -411,7 +411,7 @@ def test_front_door_fills_the_waves_with_192_or_320_wide_tiles():
                          ((4096, 4096, 4096), 256), ((8192, 8192, 8192), 256)):
         config = gemm.choose_config(*shape)
         assert (config["KERNEL"], config["BN"]) == ("hgemm_v7", width), (shape, config)
-        assert config["STAGES"] == gemm.V7_WIDTH_STAGES[width]
+        assert config["STAGES"] == gemm.STAGES[(128, width)]
     assert not any(c.get("BN") in (192, 320) for c in gemm.candidate_configs(1280, 4096, 960))
 
 

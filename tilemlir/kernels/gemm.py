@@ -71,10 +71,8 @@ BK = 64
 # 4096: 130 of 320, cuBLAS's own tile there). Their k-tile step against 128 x 256's, on the H200
 # in whole waves (results/2026-12-03-session9/runB/midsize-tiles.md: 0.692 us for 192 at 768 x
 # 4096 x 4096, 1.164 for 320 at 1280 and 2560 x 4096 x 4096, 0.908 for 256 at 2048 x 4096 x
-# 4096): about the work's ratio, 2% over it.
+# 4096): about the work's ratio, 2% over it (KTILE_COST; their stages: STAGES).
 V7_WIDTHS = (192, 256, 320)
-V7_WIDTH_STAGES = {192: 4, 256: 4, 320: 3}
-V7_WIDTH_COST = {192: 0.76, 320: 1.28}
 # ... tried from this many k-tiles: timed at K >= 2048 only, and below it the epilogue (stored
 # in 64-column chunks under the next tile's first k-tiles) is a growing part of the time.
 V7_WIDTH_MIN_K_TILES = 16
@@ -82,8 +80,8 @@ V6_WIDE_SPLITS = (2, 3)
 # Cost of one k-tile step of a BM x BN unit, relative to 128 x 256 (per SM: fewer MMAs per
 # byte loaded, and BM = 64 has one consumer warpgroup instead of two).
 KTILE_COST = {(128, 256): 1.0, (128, 128): 0.7, (64, 128): 0.35, (64, 64): 0.2,
-              # the widths' own (v7's, fitted; v6 takes 128 x 192 split, see _aligned_candidates)
-              (128, 192): V7_WIDTH_COST[192], (128, 320): V7_WIDTH_COST[320]}
+              # v7's other widths, fitted (V7_WIDTHS; v6 takes 128 x 192 split too)
+              (128, 192): 0.76, (128, 320): 1.28}
 # Where all units fit one wave, smaller tiles cost less. 64 x 128: fitted to 1000 x 1000 x 8192
 # on the H200 once ptxas stopped serializing their wgmma (.maxnreg): 128 tiles, 1.06x cuBLAS;
 # over many waves they lose to 128 x 256 (8192^3 0.82x, 3000 x 5120 x 2056 0.55x cuBLAS),
@@ -116,7 +114,8 @@ MAX_SPLIT_K = 8
 # fix-ups without evening out the last wave).
 SPLIT_WAVES = 2
 # As many stages as shared memory holds next to the epilogue's staging buffer.
-STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8, (128, 192): 4}
+STAGES = {(128, 256): 4, (128, 128): 6, (64, 128): 8, (64, 64): 8, (128, 192): 4,
+          (128, 320): 3}
 
 
 # Grouped rasterization: GROUP_M tile rows swept column by column (L2 reuse of A and B across
@@ -212,14 +211,19 @@ def padded_k(K: int) -> int:
     return -(-K // PAD_K_MULTIPLE) * PAD_K_MULTIPLE
 
 
+def _epi_n(BN: int) -> int:
+    """The epilogue's chunk: 128 columns where they divide the tile's BN, else 64."""
+    return 128 if BN % 128 == 0 else 64
+
+
 def _config(BM: int, BN: int, split_k: int, group_m: int = GROUP_M) -> dict:
-    return dict(KERNEL="hgemm_v6", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)],
-                EPI_N=128 if BN % 128 == 0 else 64, GROUP_M=group_m, SPLIT_K=split_k)
+    return dict(KERNEL="hgemm_v6", BM=BM, BN=BN, STAGES=STAGES[(BM, BN)], EPI_N=_epi_n(BN),
+                GROUP_M=group_m, SPLIT_K=split_k)
 
 
 def _v7_config(split_k: int = 1, tail_split: int = 1, sms: int = SMS, BN: int = 256) -> dict:
-    config = dict(KERNEL="hgemm_v7", BM=128, BN=BN, STAGES=V7_WIDTH_STAGES[BN],
-                  EPI_N=128 if BN == 256 else 64, GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
+    config = dict(KERNEL="hgemm_v7", BM=128, BN=BN, STAGES=STAGES[(128, BN)], EPI_N=_epi_n(BN),
+                  GROUP_M=V7_GROUP_M, SPLIT_K=split_k)
     if tail_split > 1:
         config["TAIL_SPLIT"] = tail_split
     if sms != SMS:

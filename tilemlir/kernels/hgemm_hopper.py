@@ -359,8 +359,8 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     cluster, whatever the pairs' count (parts.TileSchedule's stream_k): a run may stop inside a
     pair and the next cluster's begin there, and a pair in more than one piece is fixed up as
     above (a pair in one piece needs none; at most four pieces, runs of at least a third of a
-    pair's k-tiles). M may be a run-time dim. Interpreter-checked; not yet timed on a GPU, so the front door
-    does not choose it.
+    pair's k-tiles). M may be a run-time dim. Interpreter-checked; not yet timed on a GPU, so
+    the front door does not choose it.
 
     OVERLAP_EPILOGUE (the default) keeps the tensor cores busy through the epilogue: a tile's
     accumulators are cast into `out` registers as soon as its last MMA completes, and the
@@ -457,7 +457,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
                             # Split-K fix-up of this CTA's own tile, in its slot of W and C
                             # (every tile's with SPLIT_K, the last wave's with TAIL_SPLIT or
                             # STREAM_K, whose items in one piece need none).
-                            if TAIL_SPLIT > 1 or STREAM_K:
+                            if schedule.tail:       # TAIL_SPLIT or STREAM_K
                                 slot = (t - schedule.whole) * 2 + pair.rank
                             else:
                                 slot = m0 // BM * schedule.tiles_n + n0 // BN

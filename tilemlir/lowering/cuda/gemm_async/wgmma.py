@@ -288,9 +288,8 @@ def _emit(ctx, a, b, slots, chunks, k: int, a_slots, k_step: int):
     d_ref = windows.resolve(ctx.operand("d"))
     pieces = [(block, c0, w, block_slots[c0 // 2:(c0 + w) // 2])
               for block, block_slots in enumerate(slots) for c0, w in chunks]
-    accumulators = _initial_accumulators(
-        ctx, d_ref, [piece[3] for piece in pieces], [emit.struct([f32] * (w // 2))
-                                                    for _, _, w, _ in pieces])
+    acc_types = [emit.struct([f32] * (w // 2)) for _, _, w, _ in pieces]
+    accumulators = _initial_accumulators(ctx, d_ref, [piece[3] for piece in pieces], acc_types)
     transpose_b = bool(ctx.attr("transpose_b"))
     if a is not None:
         a_start = operands.start_field(ctx.operand("a"))
@@ -304,8 +303,7 @@ def _emit(ctx, a, b, slots, chunks, k: int, a_slots, k_step: int):
     layout_b = nvvm.MMALayout.row if transpose_b else nvvm.MMALayout.col
     nvvm.wgmma_fence_aligned()
     results = []
-    for (block, c0, w, _), acc in zip(pieces, accumulators):
-        acc_type = emit.struct([f32] * (w // 2))
+    for (block, c0, w, _), acc, acc_type in zip(pieces, accumulators, acc_types):
         shape = ir.Attribute.parse(f"#nvvm.shape<m = {Wgmma.m}, n = {w}, k = {k_step}>")
         for step, k0 in enumerate(operands.k_steps(k, k_step)):
             if a is None:
