@@ -81,14 +81,27 @@ class SplitK:
         if last:
             first = (tile * (splits * BM) + row) * acc.shape[1] + t * 4
             x = T.alloc_local((1, 4), "float32")
+            y = T.alloc_local((1, 4), "float32")
             for r in T.unroll(runs):
                 run = regs[r:r + 1, 0:4]
                 at = first + r * 512
                 Tx.copy(run, flat[0:1, at:at + 4])
-                for k in T.serial(1, meeting):
-                    theirs = at + k * (BM * acc.shape[1])
-                    Tx.copy(x, flat[0:1, theirs:theirs + 4])
-                    Tx.add(run, run, x)
+                if arrivals is None:
+                    for k in T.serial(1, meeting):
+                        theirs = at + k * (BM * acc.shape[1])
+                        Tx.copy(x, flat[0:1, theirs:theirs + 4])
+                        Tx.add(run, run, x)
+                else:
+                    # Unrolled over the tile's slots with every load made (of the last
+                    # arrival's slot past the arrivals, adding nothing), so that all runs'
+                    # loads can be in flight at once: a loop of `arrivals` trips waited for
+                    # each load in turn (STREAM_K ran 1.75x slower than TAIL_SPLIT's same
+                    # pieces, results/2026-12-03-session10/runA).
+                    for k in T.unroll(1, splits):
+                        theirs = at + T.min(k, meeting - 1) * (BM * acc.shape[1])
+                        Tx.copy(x, flat[0:1, theirs:theirs + 4])
+                        Tx.add(y, run, x)
+                        Tx.select(run, k < meeting, y, run)
             self.reset(counter)
             if then is not None:
                 then()
