@@ -81,27 +81,28 @@ class SplitK:
         if last:
             first = (tile * (splits * BM) + row) * acc.shape[1] + t * 4
             x = T.alloc_local((1, 4), "float32")
-            y = T.alloc_local((1, 4), "float32")
-            for r in T.unroll(runs):
-                run = regs[r:r + 1, 0:4]
-                at = first + r * 512
-                Tx.copy(run, flat[0:1, at:at + 4])
-                if arrivals is None:
+            if arrivals is None:
+                for r in T.unroll(runs):
+                    run = regs[r:r + 1, 0:4]
+                    at = first + r * 512
+                    Tx.copy(run, flat[0:1, at:at + 4])
                     for k in T.serial(1, meeting):
                         theirs = at + k * (BM * acc.shape[1])
                         Tx.copy(x, flat[0:1, theirs:theirs + 4])
                         Tx.add(run, run, x)
-                else:
-                    # Unrolled over the tile's slots with every load made (of the last
-                    # arrival's slot past the arrivals, adding nothing), so that all runs'
-                    # loads can be in flight at once: a loop of `arrivals` trips waited for
-                    # each load in turn (STREAM_K ran 1.75x slower than TAIL_SPLIT's same
-                    # pieces, results/2026-12-03-session10/runA).
-                    for k in T.unroll(1, splits):
-                        theirs = at + T.min(k, meeting - 1) * (BM * acc.shape[1])
-                        Tx.copy(x, flat[0:1, theirs:theirs + 4])
-                        Tx.add(y, run, x)
-                        Tx.select(run, k < meeting, y, run)
+            else:
+                # Slot by slot, each slot's runs loaded together (one branch a slot, not one
+                # a run and slot: a loop of `arrivals` trips per run waited for each load in
+                # turn, and STREAM_K ran 1.3-1.9x slower, results/2026-12-03-session10/).
+                for p in T.unroll(runs):
+                    mine_at = first + p * 512
+                    Tx.copy(regs[p:p + 1, 0:4], flat[0:1, mine_at:mine_at + 4])
+                for k in T.unroll(1, splits):
+                    if k < meeting:
+                        for q in T.unroll(runs):
+                            theirs = first + q * 512 + k * (BM * acc.shape[1])
+                            Tx.copy(x, flat[0:1, theirs:theirs + 4])
+                            Tx.add(regs[q:q + 1, 0:4], regs[q:q + 1, 0:4], x)
             self.reset(counter)
             if then is not None:
                 then()
