@@ -490,7 +490,7 @@ def test_stream_k_takes_a_run_time_m():
 def test_stream_k_fix_up_loads_each_slot_at_once():
     """With a run-time M a pair's pieces are a run-time count; the sum over them still loads
     each slot's runs together: between branches only whole slots of 16-byte loads (a loop of
-    `pieces` trips per run waited for each load in turn, 1.3-1.9x slower on the H200, and a
+    `pieces` trips per run waited for each load in turn, 1.15-2.15x slower on the H200, and a
     select over every slot spilled: results/2026-12-03-session10/)."""
     ptx = tilemlir.compile(hgemm_v7(tilemlir.lang.dynamic("M"), 8192, 2048, STREAM_K=True),
                            target="sm_90a").ptx

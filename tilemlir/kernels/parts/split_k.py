@@ -93,7 +93,7 @@ class SplitK:
             else:
                 # Slot by slot, each slot's runs loaded together (one branch a slot, not one
                 # a run and slot: a loop of `arrivals` trips per run waited for each load in
-                # turn, and STREAM_K ran 1.3-1.9x slower, results/2026-12-03-session10/).
+                # turn: STREAM_K ran 1.15-2.15x slower so, results/2026-12-03-session10/).
                 for p in T.unroll(runs):
                     mine_at = first + p * 512
                     Tx.copy(regs[p:p + 1, 0:4], flat[0:1, mine_at:mine_at + 4])
