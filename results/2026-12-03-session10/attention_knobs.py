@@ -5,7 +5,7 @@ instruction count as ours but 8% fewer cycles, with 232 KiB of shared memory (th
 K and V at D 128, where ours holds two). Each configuration is checked against cuDNN's output
 (NaN-poisoned, relative Frobenius error) before it is timed with do_bench_alternating (L2
 flushed, 50 us spin, medians of 20 in 2 blocks).
-Run from the tree's root: python results/2026-12-03-session10/attention_knobs.py [d256]
+Run from the tree's root: python results/2026-12-03-session10/attention_knobs.py [d256|defaults]
 (d256: D 256 without the intra-warpgroup pipeline, which frees the registers its consumers
 spilled: ptxas -v 80 bytes with it, 0 without)"""
 import sys
@@ -39,6 +39,10 @@ if sys.argv[1:] == ["d256"]:
     D256 = [{}, {"PIPELINE": False}]
     CASES = [((8, 16, 16, 4096, 256, False, torch.bfloat16), D256),
              ((8, 16, 16, 4096, 256, True, torch.float16), D256)]
+
+
+if sys.argv[1:] == ["defaults"]:              # each case with the defaults alone
+    CASES = [(case, [{}]) for case, _ in CASES]
 
 
 def label(c):
