@@ -361,7 +361,7 @@ def hgemm_v7(M, N, K, dtype="float16", BM=128, BN=256, BK=64, STAGES=4, GROUP_M=
     above (a pair in one piece needs none; at most four pieces, runs of at least a third of a
     pair's k-tiles). M may be a run-time dim. On the H200 it ran slower than TAIL_SPLIT, the
     128 x 192 / 320 widths or 64 x 128 tiles on each of 12 mid-size and few-tile-row shapes
-    (0.60-0.92x cuBLAS against 0.70-1.05x for the front door's choice: every piece publishes
+    (0.52-0.92x cuBLAS against 0.70-1.05x for the front door's choice: every piece publishes
     a whole fp32 tile and the last reads them all back, results/2026-12-03-session10/), so the
     front door does not choose it.
 
