@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # For the next session: next-uniform-index.patch (T.warp_id / T.warpgroup_id read from lane 0
-# by a shuffle, so that ptxas keeps code keyed on them on the uniform datapath: hgemm_v7's
-# consumer loop 688 -> 616 SASS instructions, attention D 256 2672 -> 2576,
-# sass-uniform-index.txt). CPU-checked on this session's tree: lit 60 of 60, 252 tests of the
-# analysis, dispatch, interpreter, language and split-K files. Here: the patched tree's GPU
+# by a shuffle, so that ptxas keeps code keyed on them on the uniform datapath: hgemm_v7
+# 688 -> 616 SASS instructions in all, attention D 256 2672 -> 2576,
+# sass-uniform-index.txt). CPU-checked on this session's tree: lit 60 of 60, test/python 1656
+# passed (uniform-index-cpu-tests.log). Here: the patched tree's GPU
 # tests (Hopper GEMMs, split-K, FP8, attention, norms, language), then the aligned GEMM suite
 # and the attention defaults against cuDNN in the tree as it is and patched, one after the
 # other in one call. Logs in $OUT.
