@@ -70,7 +70,7 @@ class SplitK:
         mine = acc.local()
         runs = mine.shape[0] // 4
         regs = mine.view(runs, 4)
-        block = 64 * acc.shape[1]                       # fp32 values of a warpgroup's block
+        stride = BM * acc.shape[1]                      # fp32 values of a unit's block of W
         flat = self.W.view(1, self.W.shape[0] * self.W.shape[1])
         base = (unit * BM + row) * acc.shape[1] + t * 4
         for c in T.unroll(runs):
@@ -87,7 +87,7 @@ class SplitK:
                     at = first + r * 512
                     Tx.copy(run, flat[0:1, at:at + 4])
                     for k in T.serial(1, meeting):
-                        theirs = at + k * (BM * acc.shape[1])
+                        theirs = at + k * stride
                         Tx.copy(x, flat[0:1, theirs:theirs + 4])
                         Tx.add(run, run, x)
             else:
@@ -100,7 +100,7 @@ class SplitK:
                 for k in T.unroll(1, splits):
                     if k < meeting:
                         for q in T.unroll(runs):
-                            theirs = first + q * 512 + k * (BM * acc.shape[1])
+                            theirs = first + q * 512 + k * stride
                             Tx.copy(x, flat[0:1, theirs:theirs + 4])
                             Tx.add(regs[q:q + 1, 0:4], regs[q:q + 1, 0:4], x)
             self.reset(counter)
