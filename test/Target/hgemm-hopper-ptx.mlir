@@ -144,9 +144,9 @@
 // registers each, B rows 0-159 then 160-319) under one fence and one commit.
 // V7W: wgmma.fence.sync.aligned;
 // V7W-NOT: wgmma.commit_group
-// V7W-COUNT-4: wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {%r105,
+// V7W-COUNT-4: wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {%r[[#ACC:]],
 // V7W-NOT: wgmma.commit_group
-// V7W-COUNT-4: wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {%r185,
+// V7W-COUNT-4: wgmma.mma_async.sync.aligned.m64n160k16.f32.f16.f16 {%r[[#ACC+80]],
 // V7W: wgmma.commit_group.sync.aligned;
 
 // v6 with SPLIT_K=3 (200x296x4096: 4 tiles x 3 splits), after a unit's last wgmma: the

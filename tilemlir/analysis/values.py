@@ -295,6 +295,39 @@ class Cast(Rule):
         return a.values(op.operands[0])
 
 
+class Broadcast(Rule):
+    """gpu.shuffle idx from lane 0 of 32 (emit.warp_uniform): where its value is already the
+    same on every lane of a warp (granularity a multiple of 32), the result is that value,
+    with all its facts; else nothing is known."""
+
+    @staticmethod
+    def _same(op, a) -> bool:
+        if str(op.attributes["mode"]) != "#gpu<shuffle_mode idx>":
+            return False
+        if (a.constant(op.operands[1]), a.constant(op.operands[2])) != (0, 32):
+            return False
+        g = a.granularity(op.operands[0])
+        return g == UNIFORM or g % 32 == 0
+
+    def result_granularity(self, v, op, a):
+        if v.result_number == 0 and self._same(op, a):
+            return a.granularity(op.operands[0])
+        return 1
+
+    def result_thread_period(self, v, op, a):
+        return None
+
+    def result_elected(self, v, op, a):
+        return False
+
+    def result_multiple(self, v, op, a):
+        return a.multiple(op.operands[0]) if v.result_number == 0 and self._same(op, a) else 1
+
+    def result_values(self, v, op, a):
+        return a.values(op.operands[0]) if v.result_number == 0 and self._same(op, a) \
+            else None
+
+
 class Select(Rule):
     def multiple(self, op, a):
         return math.gcd(a.multiple(op.operands[1]), a.multiple(op.operands[2]))
@@ -426,6 +459,7 @@ RULES: dict[str, Rule] = {
     "arith.extsi": Cast(),
     "arith.trunci": Cast(keeps_multiple=False),
     "arith.select": Select(),
+    "gpu.shuffle": Broadcast(),
     # min and max are one operand or the other: a multiple of what both are multiples of
     "arith.minsi": Binary(np.minimum, _gcd),
     "arith.maxsi": Binary(np.maximum, _gcd),

@@ -217,6 +217,8 @@ def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:
     (extent,) = _dims(dims, f"T.{level}_id")
     current().declare_threads(level, extent)
     v = emit.div(current().thread_id(), divisor)
+    if divisor % 32 == 0:               # a warp's or warpgroup's index: one value a warp
+        v = emit.warp_uniform(v)
     return Scalar(emit.rem(v, modulus) if modulus else v)
 
 
@@ -225,12 +227,18 @@ def warpgroup_id(dims) -> Scalar:
 
     Declare the warps too: `T.warp_id_in_wg([4])`, and lanes with `T.lane_id([32])`.
 
-        wg = T.warpgroup_id([3])          # a producer and two consumers: 384 threads"""
+        wg = T.warpgroup_id([3])          # a producer and two consumers: 384 threads
+
+    Read from lane 0 by a warp-wide shuffle (ptxas then keeps code keyed on it uniform):
+    call it where whole warps run, not under a branch on the lane."""
     return _level("warpgroup", dims, 128, None)
 
 
 def warp_id_in_wg(dims) -> Scalar:
-    """This thread's warp within its warpgroup: `T.warp_id_in_wg([4])` (always 4)."""
+    """This thread's warp within its warpgroup: `T.warp_id_in_wg([4])` (always 4).
+
+    Read from lane 0 by a warp-wide shuffle (ptxas then keeps code keyed on it uniform):
+    call it where whole warps run, not under a branch on the lane."""
     (extent,) = _dims(dims, "T.warp_id_in_wg")
     if extent != 4:
         raise KernelError(f"a warpgroup has 4 warps, got T.warp_id_in_wg([{extent}])")
@@ -238,7 +246,10 @@ def warp_id_in_wg(dims) -> Scalar:
 
 
 def warp_id(dims) -> Scalar:
-    """This thread's warp in a CTA of `dims` = [count] warps: `warp = T.warp_id([4])`."""
+    """This thread's warp in a CTA of `dims` = [count] warps: `warp = T.warp_id([4])`.
+
+    Read from lane 0 by a warp-wide shuffle (ptxas then keeps code keyed on it uniform):
+    call it where whole warps run, not under a branch on the lane."""
     return _level("warp", dims, 32, None)
 
 

@@ -156,6 +156,15 @@ def thread_id_x() -> ir.Value:
     return gpu.thread_id(gpu.Dimension.x)
 
 
+def warp_uniform(v: ir.Value) -> ir.Value:
+    """`v`, the same on every lane of a warp (a warp's or warpgroup's index), read from lane 0
+    by a shuffle, which tells ptxas it is warp-uniform: the code keyed on it (warp-specialized
+    roles, descriptors of a warpgroup's rows) then stays on the uniform datapath, as CUTLASS's
+    canonical_warp_group_idx does. The value analysis reads the shuffle as `v` itself."""
+    shuffled = gpu.shuffle(to_i32(v), const_i32(0), const_i32(32), gpu.ShuffleMode.IDX)[0]
+    return to_index(shuffled)
+
+
 # ---------------------------------------------------------------------------- memory
 def gep(base: ir.Value, elem: ir.Type, offset: Index) -> ir.Value:
     """&base[offset] with `offset` counted in elements of `elem`."""

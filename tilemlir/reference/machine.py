@@ -291,6 +291,22 @@ class Machine(Scheduler):
         dim = str(op.attributes["dimension"])
         return self.tids.astype(np.int64) if dim.endswith("x>") else np.zeros(self.threads, np.int64)
 
+    def _op_gpu_shuffle(self, op, mask):
+        value, offset, width = self._operands(op)
+        if str(op.attributes["mode"]) != "#gpu<shuffle_mode idx>":
+            raise InterpretError(f"the interpreter models gpu.shuffle idx only, got "
+                                 f"{op.attributes['mode']}")
+        lanes = np.arange(self.threads)
+        warps = np.unique(lanes[mask] // 32)
+        whole = np.minimum(warps * 32 + 32, self.threads) - warps * 32
+        if (np.bincount(lanes[mask] // 32, minlength=warps.max(initial=0) + 1)[warps]
+                != whole).any():
+            raise InterpretError("gpu.shuffle (shfl.sync over all 32 lanes) reached by part of "
+                                 "a warp: call T.warp_id / T.warpgroup_id where whole warps run")
+        source = lanes - lanes % width + offset
+        valid = (offset < width) & (source < self.threads)
+        return [value[np.where(valid, source, lanes)], valid]
+
     def _op_gpu_block_id(self, op, mask):
         dim = "xyz".index(str(op.attributes["dimension"])[-2])
         return np.full(self.threads, self.cta.coords[dim], np.int64)
