@@ -314,15 +314,34 @@ def _row_tiles(plan: RowPlan, M, dtype: str):
     return cta * R, scratch if warps > 1 else None, x, xf
 
 
+def softmax_fast_exp(dtype: str, fast: bool = False) -> bool:
+    """Whether softmax of `dtype` rows takes exp as ex2.approx.ftz((x - max) log2 e): two
+    instructions, against eight for the exp within ~2 ulp of fp32 (elementwise_math.exp). Its
+    relative error is about 2^-22 (the approximation) plus |x - max| 2^-23 (the roundings of
+    x - max and of the product; independent of the max itself): under 2^-19 where
+    x - max > -10, under 2^-16 wherever the result is a normal float, against half an ulp of
+    a float16 output, 2^-11, and of a bfloat16, 2^-8; what it flushes to 0 (below 2^-126) is
+    0 in float16 and under 2^-126 in bfloat16. So 16-bit rows always take it, and float32
+    rows where `fast` asks. Rows through shared memory compute exp twice an element (the online sum, then the
+    output) and were issue-bound on it: one run, M = 2^26 / N (results/2026-12-03-session11/
+    runB), of a copy's bandwidth, bfloat16 / float16, from the 8-instruction exp to this one:
+    N = 32000 88% / 93% -> 100% / 99%, 50257 80% / 85% -> 94% / 94%, 65536 70% / 73% -> 84% /
+    88%, 128256 71% / 74% -> 82% / 84%, 151936 62% / 66% -> 75% / 76%; rows in registers
+    (16384) level."""
+    return bool(fast) or dtype != "float32"
+
+
 def softmax(M, N: int, dtype: str = "float16", fast: bool = False,
             per_thread: int | None = None, cluster: int = 1, stage_bytes: int | None = None,
             stage_warps: int | None = None):
-    """Softmax over the last axis of an M x N tensor (M an int or a run-time dim); fast=True
-    uses ex2.approx.ftz for exp. per_thread, stage_bytes, stage_warps: as row_plan's; cluster:
-    as cluster_plan's."""
+    """Softmax over the last axis of an M x N tensor (M an int or a run-time dim). exp is
+    ex2.approx.ftz((x - max) log2 e) for 16-bit rows, and for float32 rows with fast=True
+    (softmax_fast_exp); float32 rows otherwise take the 8-instruction exp, within ~2 ulp of
+    fp32. per_thread, stage_bytes, stage_warps: as row_plan's; cluster: as cluster_plan's."""
     M, N = _check("softmax", M, N, dtype)
     if not isinstance(fast, bool):
         raise ValueError(f"softmax: fast must be True or False, got {fast!r}")
+    fast = softmax_fast_exp(dtype, fast)
     if cluster != 1 or not _is_cluster(cluster):
         return _cluster_rows("softmax", M, N, dtype,
                              cluster_plan(N, dtype, cluster, per_thread, "softmax"), cluster,
@@ -964,7 +983,7 @@ def row_kernel(op: str, N: int, dtype: str = "float16", eps: float | None = None
     workspace_slots(op, cluster) values per row after Y)."""
     if op not in _FACTORIES:
         raise ValueError(f"op must be one of {', '.join(OPS)}, got {op!r}")
-    options = {"fast": bool(fast)} if op == "softmax" else \
+    options = {"fast": softmax_fast_exp(dtype, fast)} if op == "softmax" else \
         ({} if eps is None else {"eps": float(eps)})
     if cluster != 1:
         options["cluster"] = cluster
@@ -1078,8 +1097,8 @@ def _run(op: str, N: int, dtype: str, rows: int, x, vectors, out, cluster=1, **o
 def softmax_rows(x, out=None, fast: bool = False, cluster: int = 1):
     """torch.softmax(x, dim=-1) for a torch CUDA tensor x of shape [..., N] (float16,
     bfloat16 or float32, any strides), in f32 math; returns `out` (a new tensor unless given),
-    written on the current stream. Compiles once per (N, dtype); fast=True uses ex2.approx for
-    exp.
+    written on the current stream. Compiles once per (N, dtype); exp is ex2.approx.ftz for
+    16-bit x, and for float32 x with fast=True (softmax_fast_exp).
     cluster: CTAs each row is split over (1, 2, 4, 8 or 16; parts of at most
     REGISTER_ROW_MAX elements; slower than the default, one CTA per row, wherever timed: see
     the module docstring)."""
