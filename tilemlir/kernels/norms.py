@@ -35,15 +35,20 @@ How a row is held (`row_plan`):
   deviations from tile 0's mean and of their squares, one pass as well), which one CTA
   reduction combines; a last pass normalises the tiles and stores them. The factories'
   stage_bytes and stage_warps set the shared memory and the warps (less of both fits more
-  rows on an SM, at the cost of reading the unstaged tiles in each pass).
+  rows on an SM, at the cost of reading the unstaged tiles in each pass). Measured and not
+  kept (results/2026-12-03-session11, bfloat16): 32 warps for rows that keep an SM (runC,
+  N = 65536 to 151936: softmax and RMSNorm 8 points lower to 2 higher, LayerNorm 8-14
+  lower); the unstaged tiles first in the first pass, their loads in flight beside the
+  cp.async (runD, N = 100000 to 151936: 0-13 points lower, softmax 128256 81% -> 68%).
 
 - **split over a cluster** (`cluster=C`, 2, 4, 8 or 16; opt-in): CTA r of a cluster of C
   holds columns r * part .. of the row in registers (cluster_plan), reduces them, and the C
   CTAs combine their statistics through an fp32 workspace in global memory, ordered by
   barrier.cluster (release / acquire at cluster scope); each then normalises its part. On the
   H200 it is slower than one CTA per row at every width timed (N = 4096 to 128256, C = 2 to
-  8: 28-79% of a copy's bandwidth against 54-98%, results/2026-12-02-session4/runA), so it is
-  not the default.
+  8: 28-79% of a copy's bandwidth against 54-98%, results/2026-12-02-session4/runA), and
+  still with softmax's 2-instruction exp (N = 65536 to 151936, C = 4 to 16, bfloat16: 38-76%
+  against 73-88%, results/2026-12-03-session11/runC), so it is not the default.
 
 Front doors for torch tensors [..., N]: softmax_rows, rms_norm_rows, layer_norm_rows (one
 compile per (op, N, dtype, eps) through row_kernel, for every M).
