@@ -546,3 +546,33 @@ def test_tile_ir_text_runs_too():
     d = np.zeros((16, 8), np.float32)
     tilemlir.interpret(text, a, b, d)
     assert _rel_error(d, a.astype(np.float32) @ b.astype(np.float32)) < 1e-6
+
+
+def test_warp_ids_may_be_taken_under_a_branch_on_the_lane(tmp_path):
+    """T.warp_id and T.warpgroup_id read their index from lane 0 with a warp-wide shuffle
+    (ptxas then keeps their code uniform), built once at the top of the kernel: taken under a
+    branch on the lane, a shuffle there would be reached by one lane of each warp."""
+    kernel = _load(tmp_path, "warp_ids", textwrap.dedent("""\
+        import tilemlir.lang as T
+
+        @T.prim_func
+        def k(Y: T.Buffer((256,), "int32")):
+            T.cta_id([1])
+            lane = T.lane_id([32])
+            if lane == 0:
+                w = T.warp_id([8])
+                g = T.warpgroup_id([2])
+                Y[w * 32] = w + 100 * g
+            else:
+                v = T.warp_id([8])
+                Y[v * 32 + lane] = -v
+        """)).k
+    y = np.zeros(256, np.int32)
+    tilemlir.interpret(kernel, y)
+    warp, lane = np.arange(256) // 32, np.arange(256) % 32
+    assert np.array_equal(y, np.where(lane == 0, warp + 100 * (warp // 4), -warp))
+    ptx = tilemlir.compile(kernel, target="sm_90a").ptx
+    body = ptx[ptx.index(".entry"):]
+    shuffles = [body.index(s) for s in ("shfl.sync.idx",) if s in body]
+    assert body.count("shfl.sync.idx") == 2, body           # one per index, not per call
+    assert shuffles[0] < body.index("bra"), body            # before the branch on the lane

@@ -53,6 +53,7 @@ class KernelBuilder:
         self.threads: dict[str, int] = {}     # declared thread hierarchy: level -> extent
         self.pool = None
         self._tid = None
+        self._warp_index: dict[int, ir.Value] = {}
 
     # ------------------------------------------------------------------ structure
     def create_function(self, param_types: list[ir.Type], param_names: list[str]) -> list:
@@ -193,6 +194,18 @@ class KernelBuilder:
             with ir.InsertionPoint.at_block_begin(self.entry), self.location:
                 self._tid = emit.thread_id_x()
         return self._tid
+
+    def warp_index(self, divisor: int) -> ir.Value:
+        """threadIdx.x // divisor (a multiple of 32: a warp's or warpgroup's index) read from
+        lane 0 (emit.warp_uniform), built once at the top of the kernel: there every thread
+        runs, so the warp-wide shuffle is never reached by part of a warp, wherever the
+        kernel asks for the index."""
+        value = self._warp_index.get(divisor)
+        if value is None:
+            with ir.InsertionPoint.at_block_begin(self.entry), self.location:
+                value = emit.warp_uniform(emit.div(emit.thread_id_x(), divisor))
+            self._warp_index[divisor] = value
+        return value
 
     def at(self, line: int, col: int, filename: str | None = None) -> "_AtLine":
         """A context in which ops get the location of `line` (1-based) and `col` (0-based) of

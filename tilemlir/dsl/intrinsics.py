@@ -216,9 +216,10 @@ def min_ctas_per_sm(count: int) -> None:
 def _level(level: str, dims, divisor: int, modulus: int | None) -> Scalar:
     (extent,) = _dims(dims, f"T.{level}_id")
     current().declare_threads(level, extent)
-    v = emit.div(current().thread_id(), divisor)
     if divisor % 32 == 0:               # a warp's or warpgroup's index: one value a warp
-        v = emit.warp_uniform(v)
+        v = current().warp_index(divisor)
+    else:
+        v = emit.div(current().thread_id(), divisor)
     return Scalar(emit.rem(v, modulus) if modulus else v)
 
 
@@ -229,16 +230,16 @@ def warpgroup_id(dims) -> Scalar:
 
         wg = T.warpgroup_id([3])          # a producer and two consumers: 384 threads
 
-    Read from lane 0 by a warp-wide shuffle (ptxas then keeps code keyed on it uniform):
-    call it where whole warps run, not under a branch on the lane."""
+    Read from lane 0 by a warp-wide shuffle at the top of the kernel (ptxas then keeps code
+    keyed on it uniform), so it may be taken anywhere, under a branch on the lane too."""
     return _level("warpgroup", dims, 128, None)
 
 
 def warp_id_in_wg(dims) -> Scalar:
     """This thread's warp within its warpgroup: `T.warp_id_in_wg([4])` (always 4).
 
-    Read from lane 0 by a warp-wide shuffle (ptxas then keeps code keyed on it uniform):
-    call it where whole warps run, not under a branch on the lane."""
+    Read from lane 0 by a warp-wide shuffle at the top of the kernel (ptxas then keeps code
+    keyed on it uniform), so it may be taken anywhere, under a branch on the lane too."""
     (extent,) = _dims(dims, "T.warp_id_in_wg")
     if extent != 4:
         raise KernelError(f"a warpgroup has 4 warps, got T.warp_id_in_wg([{extent}])")
@@ -248,8 +249,8 @@ def warp_id_in_wg(dims) -> Scalar:
 def warp_id(dims) -> Scalar:
     """This thread's warp in a CTA of `dims` = [count] warps: `warp = T.warp_id([4])`.
 
-    Read from lane 0 by a warp-wide shuffle (ptxas then keeps code keyed on it uniform):
-    call it where whole warps run, not under a branch on the lane."""
+    Read from lane 0 by a warp-wide shuffle at the top of the kernel (ptxas then keeps code
+    keyed on it uniform), so it may be taken anywhere, under a branch on the lane too."""
     return _level("warp", dims, 32, None)
 
 

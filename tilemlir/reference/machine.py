@@ -302,7 +302,8 @@ class Machine(Scheduler):
         if (np.bincount(lanes[mask] // 32, minlength=warps.max(initial=0) + 1)[warps]
                 != whole).any():
             raise InterpretError("gpu.shuffle (shfl.sync over all 32 lanes) reached by part of "
-                                 "a warp: call T.warp_id / T.warpgroup_id where whole warps run")
+                                 "a warp: on the GPU the warp would wait for lanes that never "
+                                 "come")
         source = lanes - lanes % width + offset
         valid = (offset < width) & (source < self.threads)
         return [value[np.where(valid, source, lanes)], valid]
