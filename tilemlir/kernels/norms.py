@@ -327,9 +327,10 @@ def softmax_fast_exp(dtype: str, fast: bool = False) -> bool:
     x - max > -10, under 2^-16 wherever the result is a normal float, against half an ulp of
     a float16 output, 2^-11, and of a bfloat16, 2^-8; what it flushes to 0 (below 2^-126) is
     0 in float16 and under 2^-126 in bfloat16. So 16-bit rows always take it, and float32
-    rows where `fast` asks. Rows through shared memory compute exp twice an element (the online sum, then the
-    output) and were issue-bound on it: one run, M = 2^26 / N (results/2026-12-03-session11/
-    runB), of a copy's bandwidth, bfloat16 / float16, from the 8-instruction exp to this one:
+    rows where `fast` asks. Rows through shared memory compute exp twice an element (the
+    online sum, then the output) and were issue-bound on it: one run, M = 2^26 / N
+    (results/2026-12-03-session11/runB), of a copy's bandwidth, bfloat16 / float16, from the
+    8-instruction exp to this one:
     N = 32000 88% / 93% -> 100% / 99%, 50257 80% / 85% -> 94% / 94%, 65536 70% / 73% -> 84% /
     88%, 128256 71% / 74% -> 82% / 84%, 151936 62% / 66% -> 75% / 76%; rows in registers
     (16384) level."""
