@@ -23,10 +23,13 @@ CASES = [((1, 2, 256, 64), dict(SMS=2)),
          ((1, 2, 256, 128), dict(SMS=2, causal=True)),
          ((1, 1, 384, 64), dict(SMS=2, PIPELINE=False, causal=True)),
          ((1, 1, 384, 128), dict(SMS=1, PINGPONG=False, STAGES=3))]
-# (B, H, Hkv, Sq, Skv, D, mask) through the front door
+# (B, H, Hkv, Sq, Skv, D, mask[, config]) through the front door; SMS=2: several items a CTA
+# (Q's two stages in turn) over ragged tails and GQA
 GENERAL = [(1, 4, 2, 300, 300, 64, None), (2, 2, 1, 77, 77, 128, "is_causal"),
            (1, 8, 2, 1, 129, 64, None), (1, 4, 1, 200, 700, 96, "lower_right"),
-           (1, 2, 2, 130, 130, 256, "is_causal")]
+           (1, 2, 2, 130, 130, 256, "is_causal"),
+           (1, 4, 2, 300, 300, 128, "is_causal", dict(SMS=2)),
+           (2, 2, 1, 200, 330, 96, None, dict(SMS=2))]
 
 
 def main() -> None:
@@ -43,17 +46,18 @@ def main() -> None:
         failed += not ok
         print(f"{B}x{H}x{S}x{D} {config}: {'ok' if ok else 'WRONG'} (relative error {err:.1e})",
               flush=True)
-    for B, H, Hkv, Sq, Skv, D, mask in GENERAL:
+    for B, H, Hkv, Sq, Skv, D, mask, *config in GENERAL:
         q = torch.randn(B, H, Sq, D, device="cuda", dtype=torch.float16)
         k, v = (torch.randn(B, Hkv, Skv, D, device="cuda", dtype=torch.float16) for _ in range(2))
         o = torch.full_like(q, float("nan"))
-        attention(q, k, v, enable_gqa=H != Hkv, out=o, **sdpa_masking(mask, Sq, Skv))
+        attention(q, k, v, enable_gqa=H != Hkv, out=o, config=config[0] if config else None,
+                  **sdpa_masking(mask, Sq, Skv))
         torch.cuda.synchronize()
         err = errors(o, reference(q, k, v, mask))["rel"]
         ok = not torch.isnan(o).any().item() and err < 3e-3
         failed += not ok
-        print(f"{B}x{H}/{Hkv}x{Sq}/{Skv}x{D} {mask}: {'ok' if ok else 'WRONG'} (relative error "
-              f"{err:.1e})", flush=True)
+        print(f"{B}x{H}/{Hkv}x{Sq}/{Skv}x{D} {mask} {config}: {'ok' if ok else 'WRONG'} "
+              f"(relative error {err:.1e})", flush=True)
     sys.exit(1 if failed else 0)
 
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import tilemlir
-from tilemlir.kernels.attention import ShapeError, attention, flash_attention
+from tilemlir.kernels.attention import ShapeError, attention, flash_attention, q_stages
 from tilemlir.runtime.args import ArgumentError
 from tilemlir.target.ptx import find_ptxas
 
@@ -52,6 +52,9 @@ def compiled(*args, **kwargs):
     ((1, 1, 256, 64), dict(STAGES=0), "STAGES=0 must be at least 1"),
     ((1, 1, 256, 64), dict(BKV=72), "BKV=72 must be a multiple of 16 from 16 to 256"),
     ((1, 1, 256, 64), dict(SMS=0), "SMS=0 must be a positive integer"),
+    ((1, 1, 256, 256), dict(Q_STAGES=2), "need 263168 bytes of shared memory with 2 of Q"),
+    ((1, 1, 256, 64), dict(Q_STAGES=3), "Q_STAGES=3 must be 1 or 2"),
+    ((1, 1, 256, 96), dict(OUT_COLS=64), "OUT_COLS=64 must be a multiple of 8 dividing D=96"),
 ])
 def test_refused_with_the_reason(args, kwargs, message):
     with pytest.raises(ShapeError, match=re.escape(message)):
@@ -93,6 +96,18 @@ def test_compiles_to_wgmma_chains_around_the_softmax(D, causal, shapes):
     assert maps == [(i, box, swizzle) for i, box in enumerate(boxes)]
     warnings = ptxas_warnings(ptx)
     assert "C7514" not in warnings    # no wgmma serialised by register reads
+
+
+def test_q_has_two_stages_where_they_fit():
+    """Two stages of Q (the next item's Q loads while this one's last key blocks are read)
+    beside two of K and V at D <= 128; one at D = 256, whose two stages of K and V and one of Q
+    take 193 KiB of the 227."""
+    assert [q_stages(D) for D in (64, 96, 128, 256)] == [2, 2, 2, 1]
+    assert q_stages(128, STAGES=3) == 1
+    # 1 KiB of barriers, then Q twice and K and V twice each
+    assert compiled(None, None, None, 128).shared_bytes == 1024 + (2 + 4) * 128 * 128 * 2
+    assert compiled(None, None, None, 128, Q_STAGES=1).shared_bytes == \
+        1024 + (1 + 4) * 128 * 128 * 2
 
 
 @pytest.mark.parametrize("B, H, S, grid", [(2, 3, 512, 24), (8, 16, 4096, 132)])

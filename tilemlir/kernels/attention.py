@@ -12,8 +12,9 @@ K and V in L2; causal items come longest first, and every other round of SMS ite
 back to front so that the CTAs' work evens out), so the producer loads the next item's Q and
 keys while the consumers finish the last one.
 
-- warpgroup 0 is the producer: one elected thread loads an item's Q block (once the
-  consumers' last Q K^T of the previous item has read Q: Q is a stage ring of one stage), then
+- warpgroup 0 is the producer: one elected thread loads an item's Q block into a stage ring
+  of Q_STAGES (two where they fit, D <= 128: the next item's Q loads while this one's last key
+  blocks are read; one at D = 256, which waits for the consumers' last Q K^T), then
   K and V of each key block by TMA into STAGES-deep stage rings (tilemlir/kernels/parts/ring.py)
   that advance in step. K and V have their own `full` barriers (so Q K^T can start before V
   has landed) and their own `empty` barriers (K of a block is free as soon as Q K^T has read
@@ -28,7 +29,8 @@ keys while the consumers finish the last one.
                                  layout wgmma reads its A operand from registers (the
                                  accumulator fragment of S is the A fragment of P V), and V
                                  read from shared memory as an MN-major (transposed) B
-  and at the end O / l is cast and written to global memory.
+  and at the end O / l is cast and written to global memory, OUT_COLS (32) columns at a time,
+  so that the cast needs 8 registers, not a tile of D.
   PIPELINE=True (the default) overlaps the two GEMMs with the softmax inside each consumer:
   block j's Q K^T and block j - 1's P V are issued together, and the softmax of block j runs
   while P V still occupies the tensor cores (O is rescaled once P V has landed).
@@ -61,15 +63,25 @@ Shapes (general: any Sq, Skv >= 1, each head its own):
 - run-time shapes (B = H = S = None): Q's and K's rows are run-time dims (T.dynamic) and the
   kernel takes Sq, Skv (and, causal, the diagonal) as arguments after O, so one compile
   serves every batch, head count and length; the grid is min(Q's rows, SMS) CTAs.
-With B, H and S fixed, Sq = Skv a multiple of 128, D 64 or 128 and no grouping, the kernel is
-exactly the one of the shapes it had before these (bench/ptx_hashes.py).
+With B, H and S fixed, Sq = Skv a multiple of 128, D 64 or 128 and no grouping, the kernel
+takes the same path as before these general shapes.
+
+Q_STAGES and OUT_COLS against the kernel before them (one stage of Q, O cast whole), one run
+(results/2026-12-03-session12/runC): 1.6% faster in the geometric mean of 12 cases at D 64 to
+128 (0.9% without 8x16 x 4096 f16, 11% there), from 2.1% slower (8x16 x 1000 causal) to 4.2%
+faster (2x16 x 1500 D 96 causal); D 256 2.5% faster without a mask, level causal. Measured
+and not kept there: the pipeline carried across items (the next item's Q K^T beside this
+one's last P V, so that no turn has one GEMM): 0.4-8% slower in all 12 cases, with more
+registers live at the item boundary (`carry-v4.patch` beside the results; runB's first form,
+`carry-v3.patch`, the next item's softmax beside that P V, spilled in the key-block loop and
+was up to 9% slower in 8 of 12 cases).
 
 On the H200 (results/2026-12-01-attention/, fixed shapes): 0.94x cuDNN's attention (torch's
 fastest backend) over batch 8 x 16 heads x seq 1024-16384, D 64 / 128, causal or not;
 1.00-1.03x at D 128 without a mask from seq 4096; 1.3-1.8x FlashAttention-2 (the general
 shapes and the run-time-shape kernel: bench/attention.py --suite general, --fixed-shapes).
-Measured and not kept:
-exp2 of P in pairs of the input type (ex2.approx.f16x2, half the MUFU work), 10-17% slower at seq 4096 on the H200 (the new P needs a second register tile while
+Measured and not kept: exp2 of P in pairs of the input type (ex2.approx.f16x2, half the MUFU
+work), 10-17% slower at seq 4096 on the H200 (the new P needs a second register tile while
 P V still reads the old one; results/2026-12-01-attention/), so the exponentials stay f32.
 """
 
@@ -111,7 +123,20 @@ def _positive(name, value):
         raise ShapeError(f"flash_attention: {name}={value!r} must be a positive integer")
 
 
-def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV):
+def _shared_bytes(D, STAGES, BKV, Q_STAGES):
+    """Shared memory of the kernel: 1 KiB of barriers, Q_STAGES stages of Q, STAGES of K and V."""
+    return 1024 + (Q_STAGES * BQ + 2 * STAGES * BKV) * D * 2
+
+
+def q_stages(D, STAGES=2, BKV=None):
+    """Stages of Q by default: two where they fit beside the K and V stages (D <= 128 with two
+    of them), so that the producer loads the next item's Q while this one's last key blocks
+    are read; else one."""
+    BKV = key_block(D) if BKV is None else BKV
+    return 2 if _shared_bytes(D, STAGES, BKV, 2) <= SHARED_MEMORY_BYTES else 1
+
+
+def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_COLS):
     if dtype not in _DTYPES:
         raise ShapeError(f"flash_attention: dtype must be one of {_DTYPES}, got {dtype!r}")
     _positive("group", group)
@@ -139,10 +164,17 @@ def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV):
     if isinstance(BKV, bool) or not isinstance(BKV, int) or BKV % 16 or not 16 <= BKV <= 256:
         raise ShapeError(f"flash_attention: BKV={BKV!r} must be a multiple of 16 from 16 to "
                          f"256 (k16 steps of P V, one TMA box)")
-    smem = 1024 + (BQ + 2 * STAGES * BKV) * D * 2
+    if Q_STAGES not in (1, 2):
+        raise ShapeError(f"flash_attention: Q_STAGES={Q_STAGES!r} must be 1 or 2")
+    if isinstance(OUT_COLS, bool) or not isinstance(OUT_COLS, int) or OUT_COLS < 8 \
+            or OUT_COLS % 8 or D % OUT_COLS:
+        raise ShapeError(f"flash_attention: OUT_COLS={OUT_COLS!r} must be a multiple of 8 "
+                         f"dividing D={D} (columns of O stored at a time)")
+    smem = _shared_bytes(D, STAGES, BKV, Q_STAGES)
     if smem > SHARED_MEMORY_BYTES:
         raise ShapeError(f"flash_attention: {STAGES} stages of K and V at D={D} need {smem} "
-                         f"bytes of shared memory, more than a Hopper CTA's 227 KiB")
+                         f"bytes of shared memory with {Q_STAGES} of Q, more than a Hopper "
+                         f"CTA's 227 KiB")
 
 
 def _item(u, q_blocks, causal: bool):
@@ -175,7 +207,8 @@ def _dealt(v, ctas, units):
 
 def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_kv=None,
                     group=1, STAGES=2, BKV=None, PIPELINE=True, PINGPONG=True, SMS=132,
-                    PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True, DEALT=True):
+                    PRODUCER_REGS=24, CONSUMER_REGS=240, fast_exp=True, DEALT=True,
+                    Q_STAGES=None, OUT_COLS=32):
     """The kernel for q, o of shape [B, H, S, D] and k, v of [B, H / group, S_kv, D]
     (contiguous, given as matrices of rows: (B*H*S) x D and (B*H/group*S_kv) x D).
 
@@ -193,7 +226,9 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
         S_kv = S
     if BKV is None:
         BKV = key_block(D)
-    _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV)
+    if Q_STAGES is None and isinstance(STAGES, int) and STAGES >= 1 and D in HEAD_DIMS:
+        Q_STAGES = q_stages(D, STAGES, BKV)
+    _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_COLS)
     if isinstance(SMS, bool) or not isinstance(SMS, int) or SMS < 1:
         raise ShapeError(f"flash_attention: SMS={SMS!r} must be a positive integer")
     if scale is None:
@@ -221,7 +256,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
     short_kv = dynamic or S_kv < BKV            # masked cp.async of a head's few keys
     shifted_kv = dynamic or (S_kv > BKV and S_kv % BKV != 0)   # a last block shifted back
     masking = causal or dynamic or S_kv % BKV != 0
-    qk_layout = T.mma_shared_layout(dtype, swizzle, (chunks * BQ, CHUNK))
+    qk_layout = T.mma_shared_layout(dtype, swizzle, (Q_STAGES * chunks * BQ, CHUNK))
     k_layout = T.mma_shared_layout(dtype, swizzle, (STAGES * chunks * BKV, CHUNK))
     v_layout = T.mma_shared_layout(dtype, swizzle, (STAGES * BKV, D))
     s_layout = wgmma_accumulator_layout(64, BKV)
@@ -296,24 +331,25 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
 
         pool = T.SMEMPool()
         barriers = Barriers(pool)
-        # The item's Q (a ring of one stage): landed; both consumers' last Q K^T read it.
-        q_ring = barriers.ring(1, 2)
+        # The item's Q (a ring of Q_STAGES): landed; both consumers' last Q K^T read it.
+        q_ring = barriers.ring(Q_STAGES, 2)
         # K and V of a key block: each landed, each read by both consumers (K once Q K^T has
         # read it, so that its stage refills while P V still reads V).
         k_ring, v_ring = barriers.rings(2, STAGES, 2)
         pool.move_base_to(1024)
-        Qs = pool.alloc((chunks * BQ, CHUNK), dtype, layout=qk_layout)
+        Qs = pool.alloc((Q_STAGES * chunks * BQ, CHUNK), dtype, layout=qk_layout)
         Ks = pool.alloc((STAGES * chunks * BKV, CHUNK), dtype, layout=k_layout)
         Vs = pool.alloc((STAGES * BKV, D), dtype, layout=v_layout)
         pool.commit()
         barriers.init(wg, warp, lane)
 
         def load_q(n, q0):
-            q_ring.acquire(n, BQ * D * 2)
+            qs = q_ring.acquire(n, BQ * D * 2)
             for qc in T.unroll(chunks):
-                Tx.copy_async(Qs[qc * BQ:qc * BQ + BQ, :],
+                at = (qs * chunks + qc) * BQ
+                Tx.copy_async(Qs[at:at + BQ, :],
                               Q[q0:q0 + BQ, qc * CHUNK:qc * CHUNK + CHUNK],
-                              q_ring.full.ptr_to([0]))
+                              q_ring.full.ptr_to([qs]))
 
         def load_kv(s, free, k0):
             # one thread: K and V of a key block from row k0, by TMA
@@ -392,7 +428,8 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
             scores = T.alloc_local((64, BKV), "float32", layout=s_layout)
             probs = T.alloc_local((64, BKV), dtype, layout=p_layout)
             acc = T.alloc_local((64, D), "float32", layout=wgmma_accumulator_layout(64, D))
-            out = T.alloc_local((64, D), dtype, layout=wgmma_accumulator_layout(64, D))
+            out = T.alloc_local((64, OUT_COLS), dtype,
+                                layout=wgmma_accumulator_layout(64, OUT_COLS))
             m = T.alloc_local((64, 1), "float32", layout=stat_layout)
             m_new = T.alloc_local((64, 1), "float32", layout=stat_layout)
             l = T.alloc_local((64, 1), "float32", layout=stat_layout)
@@ -407,13 +444,14 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
                 if simple:
                     Tx.wg.iota(query, axis=0, offset=row)
 
-            def issue_scores(i):
+            def issue_scores(i, qs):
                 # scores = Q K_i^T (i counts key blocks over items: the ring's stage and
-                # phase), one committed wgmma group per chunk of D
+                # phase; Q from stage qs of its ring), one committed wgmma group per chunk of D
                 s = k_ring.wait(i)
                 for ch in T.unroll(chunks):
                     at = (s * chunks + ch) * BKV
-                    Tx.wg.gemm_async(scores, Qs[ch * BQ + row:ch * BQ + row + 64, :],
+                    q_at = (qs * chunks + ch) * BQ + row
+                    Tx.wg.gemm_async(scores, Qs[q_at:q_at + 64, :],
                                      Ks[at:at + BKV, :], accum=ch > 0)
 
             def issue_values(i):
@@ -493,28 +531,28 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
                 Tx.wg.fill(m, M_INIT)
                 Tx.wg.fill(l, 0.0)
                 Tx.wg.fill(acc, 0.0)
-                q_ring.wait(n)
+                qs = q_ring.wait(n)
                 if PIPELINE:
                     # P V of block j - 1 runs on the tensor cores while the softmax of block
                     # j (whose Q K^T was issued just before it) runs on the ALUs.
                     take_turn()
-                    issue_scores(it)
+                    issue_scores(it, qs)
                     pass_turn()
                     T.ptx.wgmma.wait_group(0)
                     release(k_ring, it)
                     if blocks == 1:
-                        release(q_ring, 0)              # the item's last read of Q is done
+                        release(q_ring, qs)             # the item's last read of Q is done
                     online_softmax(0, blocks == 1 if simple else first <= 0, qb)
                     Tx.wg.cast(probs, scores)
                     for j in T.serial(1, blocks):
                         take_turn()
-                        issue_scores(it + j)
+                        issue_scores(it + j, qs)
                         issue_values(it + j - 1)
                         pass_turn()
                         T.ptx.wgmma.wait_group(1)       # Q K_j^T is done, P V_(j-1) may run
                         release(k_ring, it + j)
                         if j == blocks - 1:
-                            release(q_ring, 0)
+                            release(q_ring, qs)
                         online_softmax(j, j == blocks - 1 if simple else j >= first, qb)
                         T.ptx.wgmma.wait_group(0)       # P V_(j-1) is done: rescale, new P
                         release(v_ring, it + j - 1)
@@ -528,12 +566,12 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
                 else:
                     for j in T.serial(blocks):
                         take_turn()
-                        issue_scores(it + j)
+                        issue_scores(it + j, qs)
                         pass_turn()
                         T.ptx.wgmma.wait_group(0)
                         release(k_ring, it + j)
                         if j == blocks - 1:
-                            release(q_ring, 0)
+                            release(q_ring, qs)
                         online_softmax(j, j == blocks - 1 if simple else j >= first, qb)
                         Tx.wg.mul(acc, acc, rescale)
                         Tx.wg.cast(probs, scores)
@@ -542,14 +580,18 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
                         pass_turn()
                         T.ptx.wgmma.wait_group(0)
                         release(v_ring, it + j)
+                # O = acc / l in the input type, the head's own rows, OUT_COLS columns at a
+                # time (a few registers for the cast, not a tile of D)
                 Tx.wg.div(l, 1.0, l)
-                Tx.wg.mul(acc, acc, l)
-                Tx.wg.cast(out, acc)
-                if ragged_q:                            # the head's own rows only
-                    Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out,
-                               bounds=(q_len - qb * BQ - row, D))
-                else:
-                    Tx.wg.copy(O[q0 + row:q0 + row + 64, :], out)
+                for c0 in T.unroll(0, D, OUT_COLS):
+                    part = acc[:, c0:c0 + OUT_COLS]
+                    Tx.wg.mul(part, part, l)
+                    Tx.wg.cast(out, part)
+                    rows = O[q0 + row:q0 + row + 64, c0:c0 + OUT_COLS]
+                    if ragged_q:                        # the head's own rows only
+                        Tx.wg.copy(rows, out, bounds=(q_len - qb * BQ - row, OUT_COLS))
+                    else:
+                        Tx.wg.copy(rows, out)
                 it += blocks
                 n += 1
             if PINGPONG:
