@@ -49,11 +49,15 @@ def compiled(*args, **kwargs):
     ((1, 1, 256, 64), dict(scale=0.0), "scale=0.0 must be a positive finite number"),
     ((1, 1, 256, 128), dict(STAGES=4), "4 stages of K and V at D=128 need"),
     ((1, 1, 256, 256), dict(STAGES=3), "3 stages of K and V at D=256 need"),
-    ((1, 1, 256, 64), dict(STAGES=0), "STAGES=0 must be at least 1"),
+    ((1, 1, 256, 64), dict(STAGES=0), "STAGES=0 must be an integer, at least 1"),
+    ((1, 1, 256, 64), dict(STAGES="2"), "STAGES='2' must be an integer, at least 1"),
+    ((1, 1, 256, 64), dict(Q_STAGES=2.0), "Q_STAGES=2.0 must be 1 or 2"),
     ((1, 1, 256, 64), dict(BKV=72), "BKV=72 must be a multiple of 16 from 16 to 256"),
     ((1, 1, 256, 64), dict(SMS=0), "SMS=0 must be a positive integer"),
     ((1, 1, 256, 256), dict(Q_STAGES=2), "need 263168 bytes of shared memory with 2 of Q"),
     ((1, 1, 256, 64), dict(Q_STAGES=3), "Q_STAGES=3 must be 1 or 2"),
+    ((1, 1, 256, 64), dict(Q_STAGES=True), "Q_STAGES=True must be 1 or 2"),
+    ((1, 1, 256, 64), dict(OUT_COLS=True), "OUT_COLS=True must be a multiple of 8"),
     ((1, 1, 256, 96), dict(OUT_COLS=64), "OUT_COLS=64 must be a multiple of 8 dividing D=96"),
 ])
 def test_refused_with_the_reason(args, kwargs, message):

@@ -159,12 +159,12 @@ def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_CO
                              f"S <= S_kv, got S={S} queries and S_kv={S_kv} keys")
     if D not in HEAD_DIMS:
         raise ShapeError(f"flash_attention: head dim D={D!r} must be one of {HEAD_DIMS}")
-    if STAGES < 1:
-        raise ShapeError(f"flash_attention: STAGES={STAGES} must be at least 1")
+    if isinstance(STAGES, bool) or not isinstance(STAGES, int) or STAGES < 1:
+        raise ShapeError(f"flash_attention: STAGES={STAGES!r} must be an integer, at least 1")
     if isinstance(BKV, bool) or not isinstance(BKV, int) or BKV % 16 or not 16 <= BKV <= 256:
         raise ShapeError(f"flash_attention: BKV={BKV!r} must be a multiple of 16 from 16 to "
                          f"256 (k16 steps of P V, one TMA box)")
-    if Q_STAGES not in (1, 2):
+    if isinstance(Q_STAGES, bool) or not isinstance(Q_STAGES, int) or Q_STAGES not in (1, 2):
         raise ShapeError(f"flash_attention: Q_STAGES={Q_STAGES!r} must be 1 or 2")
     if isinstance(OUT_COLS, bool) or not isinstance(OUT_COLS, int) or OUT_COLS < 8 \
             or OUT_COLS % 8 or D % OUT_COLS:
