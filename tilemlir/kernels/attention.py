@@ -220,7 +220,9 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
     aligned to the end. scale: the softmax scale (> 0), 1 / sqrt(D) by default. BKV: keys
     per block (default key_block(D)). SMS: the persistent grid (132 SMs on the H200), each CTA
     taking every SMS-th (head, query block) item; causal, with DEALT, every other round of
-    them dealt back to front (_dealt)."""
+    them dealt back to front (_dealt). Q_STAGES: stages of Q, 1 or 2 (default q_stages(D):
+    two where the shared memory holds them); OUT_COLS: columns of O cast and stored at a
+    time."""
     dynamic = (B, H, S) == (None, None, None)
     if not dynamic and S_kv is None:
         S_kv = S
