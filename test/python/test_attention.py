@@ -53,6 +53,7 @@ def compiled(*args, **kwargs):
     ((1, 1, 256, 64), dict(STAGES="2"), "STAGES='2' must be an integer, at least 1"),
     ((1, 1, 256, 64), dict(Q_STAGES=2.0), "Q_STAGES=2.0 must be 1 or 2"),
     ((1, 1, 256, 64), dict(BKV=72), "BKV=72 must be a multiple of 16 from 16 to 256"),
+    ((1, 1, 256, 64), dict(BKV="64"), "BKV='64' must be a multiple of 16 from 16 to 256"),
     ((1, 1, 256, 64), dict(SMS=0), "SMS=0 must be a positive integer"),
     ((1, 1, 256, 256), dict(Q_STAGES=2), "need 263168 bytes of shared memory with 2 of Q"),
     ((1, 1, 256, 64), dict(Q_STAGES=3), "Q_STAGES=3 must be 1 or 2"),

@@ -137,6 +137,8 @@ def q_stages(D, STAGES=2, BKV=None):
 
 
 def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_COLS):
+    """Refuses what cannot be built, naming the parameter; returns Q_STAGES (its default where
+    None)."""
     if dtype not in _DTYPES:
         raise ShapeError(f"flash_attention: dtype must be one of {_DTYPES}, got {dtype!r}")
     _positive("group", group)
@@ -164,6 +166,8 @@ def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_CO
     if isinstance(BKV, bool) or not isinstance(BKV, int) or BKV % 16 or not 16 <= BKV <= 256:
         raise ShapeError(f"flash_attention: BKV={BKV!r} must be a multiple of 16 from 16 to "
                          f"256 (k16 steps of P V, one TMA box)")
+    if Q_STAGES is None:
+        Q_STAGES = q_stages(D, STAGES, BKV)
     if isinstance(Q_STAGES, bool) or not isinstance(Q_STAGES, int) or Q_STAGES not in (1, 2):
         raise ShapeError(f"flash_attention: Q_STAGES={Q_STAGES!r} must be 1 or 2")
     if isinstance(OUT_COLS, bool) or not isinstance(OUT_COLS, int) or OUT_COLS < 8 \
@@ -175,6 +179,7 @@ def _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_CO
         raise ShapeError(f"flash_attention: {STAGES} stages of K and V at D={D} need {smem} "
                          f"bytes of shared memory with {Q_STAGES} of Q, more than a Hopper "
                          f"CTA's 227 KiB")
+    return Q_STAGES
 
 
 def _item(u, q_blocks, causal: bool):
@@ -228,9 +233,7 @@ def flash_attention(B, H, S, D, dtype="float16", causal=False, scale=None, *, S_
         S_kv = S
     if BKV is None:
         BKV = key_block(D)
-    if Q_STAGES is None and isinstance(STAGES, int) and STAGES >= 1 and D in HEAD_DIMS:
-        Q_STAGES = q_stages(D, STAGES, BKV)
-    _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_COLS)
+    Q_STAGES = _check(B, H, S, D, dtype, causal, S_kv, group, STAGES, BKV, Q_STAGES, OUT_COLS)
     if isinstance(SMS, bool) or not isinstance(SMS, int) or SMS < 1:
         raise ShapeError(f"flash_attention: SMS={SMS!r} must be a positive integer")
     if scale is None:
