@@ -298,6 +298,18 @@ def test_causal_items_dealt_over_few_ctas(case):
     _check_general(case, SMS=5)
 
 
+@pytest.mark.parametrize("case, options", [
+    ((2, 2, 1, 200, 200, 96, False, None), dict(SMS=3)),
+    ((1, 3, 3, 260, 300, 128, True, None), dict(SMS=2, Q_STAGES=1)),
+    ((1, 2, 2, 130, 130, 256, True, None), dict(SMS=2)),
+], ids=["D96-two-stages", "D128-one-stage", "D256-one-stage"])
+def test_q_stages_over_several_items_a_cta(case, options):
+    """Q's ring over 2 to 5 items a CTA: two stages taken in turn (D 96), one stage reused item
+    after item (D 128 with Q_STAGES=1, and D 256, which has room for one), in the interpreter
+    against numpy."""
+    _check_general(case, **options)
+
+
 @pytest.mark.parametrize("pingpong", [True, False])
 def test_consumers_take_turns_issuing_their_wgmma(pingpong):
     ptx = compiled(1, 2, 512, 64, PINGPONG=pingpong).ptx
