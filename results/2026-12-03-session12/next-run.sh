@@ -5,7 +5,8 @@
 # tile loop), against the tree (the bias read when its tile is normalised: ncu put the shifted
 # LayerNorm's top stall at long-scoreboard, 4.27 warps per issued instruction against 2.88
 # aligned). The bench before, patched, before again (each its own process and cache), then the
-# GPU norms tests on the patched tree. Logs in one archive in $OUT.
+# GPU norms tests on the patched tree; then session 10's next-ncu-stalls.sh (attention's warp
+# stalls against cuDNN's at GQA and D 256). About 6 minutes. Logs in one archive in $OUT.
 set -u
 out=$(realpath -m "${OUT:-device-out}"); logs=$(mktemp -d); mkdir -p "$out"
 export PYTHONUNBUFFERED=1
@@ -27,4 +28,7 @@ TILEMLIR_CACHE_DIR=/tmp/cache-ahead timeout 90 python3 -m pytest -q -rfE -m gpu 
     -o cache_dir=/tmp/pytest-cache -n 8 test/python/test_norms_gpu.py > "$logs/gpu-tests.log" 2>&1
 echo "norms gpu tests rc=$?: $(tail -1 "$logs/gpu-tests.log")"
 patched -R
+mkdir -p "$logs/ncu"
+OUT=$logs/ncu timeout 280 bash results/2026-12-03-session10/next-ncu-stalls.sh > "$logs/ncu-stalls.log" 2>&1
+echo "ncu stalls rc=$?"; cat "$logs/ncu-stalls.log"
 tar -czf "$out/next-run-logs.tar.gz" -C "$logs" .
