@@ -21,8 +21,9 @@ numpy in float32 (relative Frobenius error below 1e-2, every element written).
 
 attention: the run-time-shape kernel the attention front door compiles (one per head dim,
 causal or not and GQA group), B 1-2, Hkv 1-2, groups 1 / 2 / 4, head dims 64 / 96 / 128 / 256,
-Sq and Skv from 1..300 (half from 1..40), no mask / is_causal / causal_lower_right, float16;
-against float32 attention in numpy (largest error below 3e-3, every element written).
+Sq and Skv from 1..300 (half from 1..40), no mask / is_causal / causal_lower_right, float16, on
+a persistent grid of 2 to 4 CTAs (so that CTAs take several items and the Q, K and V rings
+wrap); against float32 attention in numpy (largest error below 3e-3, every element written).
 
 fp8: the FP8 GEMM (scaled_mm's kernel, for a run-time M) with scaled_mm's own configuration
 for the shape and 2 to 4 workers: M, N, K as gemm's, e4m3 operands, tensor, row and 1 x 128 /
@@ -193,29 +194,30 @@ def run_fused(M, N, K, activation, bias, residual, BM, BN, SMS, EPILOGUE=None):
 
 
 def attention_cases(count: int, seed: int) -> list[tuple]:
-    """(B, H, Hkv, Sq, Skv, D, mask) at random."""
+    """(B, H, Hkv, Sq, Skv, D, mask, SMS) at random; SMS, the persistent grid, 2 to 4 in turn."""
     rng = np.random.default_rng(seed)
     out = []
-    for _ in range(count):
+    for i in range(count):
         D, group = int(rng.choice([64, 96, 128, 256])), int(rng.choice([1, 2, 4]))
         Hkv, B = int(rng.integers(1, 3)), int(rng.integers(1, 3))
         Sq, Skv = (int(rng.choice([rng.integers(1, 41), rng.integers(1, 301)])) for _ in "qk")
         mask = [None, "is_causal", "lower_right"][int(rng.integers(0, 3))]
         if mask == "lower_right" and Sq > Skv:
             Sq, Skv = Skv, Sq
-        out.append((B, Hkv * group, Hkv, Sq, Skv, D, mask))
+        out.append((B, Hkv * group, Hkv, Sq, Skv, D, mask, 2 + i % 3))
     return out
 
 
-def run_attention(B, H, Hkv, Sq, Skv, D, mask):
-    """(ours, numpy's in float32) of one attention case: O of [B, H, Sq, D]."""
+def run_attention(B, H, Hkv, Sq, Skv, D, mask, SMS=132):
+    """(ours, numpy's in float32) of one attention case: O of [B, H, Sq, D], on SMS CTAs."""
     from tilemlir.kernels.attention import flash_attention
     group, rng = H // Hkv, np.random.default_rng(B * H * Sq * Skv * D)
     q = rng.standard_normal((B, H, Sq, D)).astype(np.float16)
     k, v = (rng.standard_normal((B, Hkv, Skv, D)).astype(np.float16) for _ in "kv")
     o = np.full((B, H, Sq, D), np.nan, np.float16)
     diagonal = () if mask is None else (Skv - Sq if mask == "lower_right" else 0,)
-    kernel = flash_attention(None, None, None, D, "float16", mask is not None, None, group=group)
+    kernel = flash_attention(None, None, None, D, "float16", mask is not None, None, group=group,
+                             SMS=SMS)
     tilemlir.interpret(kernel, q.reshape(-1, D), k.reshape(-1, D), v.reshape(-1, D),
                        o.reshape(-1, D), Sq, Skv, *diagonal)
     kr, vr = (np.repeat(t, group, axis=1).astype(np.float32) for t in (k, v))
@@ -322,7 +324,7 @@ def _suite(args):
         def attend(case):
             return f"D{case[5]} group {case[1] // case[2]}", attention_problem(
                 *run_attention(*case))
-        return [("B{} H{} Hkv{} Sq{} Skv{} D{} {}".format(*c), lambda c=c: attend(c))
+        return [("B{} H{} Hkv{} Sq{} Skv{} D{} {} SMS={}".format(*c), lambda c=c: attend(c))
                 for c in attention_cases(args.count, args.seed)]
 
     def norm(case):

@@ -477,10 +477,11 @@ def test_hgemm_fused_with_the_staged_epilogue_matches_numpy(case):
 
 
 @pytest.mark.parametrize("case", interpret_sweep.attention_cases(6, seed=22),
-                         ids=lambda c: "B{}H{}Hkv{}Sq{}Skv{}D{}-{}".format(*c))
+                         ids=lambda c: "B{}H{}Hkv{}Sq{}Skv{}D{}-{}-SMS{}".format(*c))
 def test_the_attention_kernel_matches_numpy_at_random_shapes(case):
     """The run-time-shape kernel the attention front door compiles: GQA, ragged lengths,
-    every head dim, both causal alignments (bench/interpret_sweep.py runs more)."""
+    every head dim, both causal alignments, 2 to 4 CTAs taking several items each
+    (bench/interpret_sweep.py runs more)."""
     got, ref = interpret_sweep.run_attention(*case)
     assert interpret_sweep.attention_problem(got, ref) is None
 
