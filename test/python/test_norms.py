@@ -324,7 +324,11 @@ def test_cluster_rows_ptx(op):
 @pytest.mark.parametrize("op", OPS)
 def test_no_spills(op, N):
     usage = resource_usage(_ptx(op, N, "bfloat16"), "sm_90a")
-    assert usage.spill_stores == usage.spill_loads == 0, usage
+    # A shifted row's LayerNorm (N = 50257: rows off 16 bytes) fetches weight and bias a tile
+    # ahead in 64 registers at the cost of one 4-byte spill outside the tile loop, which ran
+    # faster than reading the bias late (results/2026-12-03-session13/run1); nothing more.
+    allowed = 4 if op == "layer_norm" and N == 50257 else 0
+    assert usage.spill_stores <= allowed and usage.spill_loads <= allowed, usage
     # a row that keeps an SM to itself (one CTA of 16 warps) may have the registers it leaves
     assert usage.registers <= (128 if 2 * N > norms.ONE_CTA_ROW_BYTES else 96), usage
 

@@ -694,16 +694,18 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
             """The global loads of tile k's last pass into buffer set `slot`: the row's tile
             if it is not staged, the weight and the bias. Issued a tile ahead of their use,
             since they cannot pass the stores before them (the buffers may alias for all the
-            compiler knows); but a shifted row's bias, read as five 4-byte words for each
-            16 bytes (copy/realign.py), when the tile is normalised (a tile ahead, bfloat16
-            LayerNorm spilled at 64 registers)."""
+            compiler knows). A shifted row's bias too (read as five 4-byte words for each
+            16 bytes, copy/realign.py): at 64 registers that costs one 4-byte spill outside
+            the tile loop, and reading it when its tile is normalised left LayerNorm stalled
+            on it (67-68% of copy against 68-70% at 1336x50257, 49% against 57% at
+            672x100003; results/2026-12-03-session13/run1)."""
             if kind == "global_tail":
                 Tx.cta.copy(xs[slot], x_tile(X, k), bounds=tile_bounds(k))
             elif kind == "global":
                 Tx.cta.copy(xs[slot], x_tile(X, k))
             if not is_softmax:
                 fetch_vector(W, ws[slot], k, kind)
-            if is_layer and not shifted:
+            if is_layer:
                 fetch_vector(B, bs[slot], k, kind)
 
         def fetch_vector(V, dst, k, kind):
@@ -727,8 +729,6 @@ def _long_rows(op: str, M, N: int, dtype: str, plan: RowPlan, eps: float = 0.0,
                 Tx.cta.cast(wf, ws[slot])
                 Tx.cta.mul(xf, xf, wf)
                 if is_layer:
-                    if shifted:
-                        fetch_vector(B, bs[slot], k, kind)
                     Tx.cta.cast(wf, bs[slot])
                     Tx.cta.add(xf, xf, wf)
             Tx.cta.cast(xs[slot], xf)
