@@ -147,6 +147,7 @@ def _cases() -> list[Case]:
     fp8 = "tilemlir.kernels.fp8_gemm:fp8_gemm"
     cases += [Case(fp8, hopper, (8192, 8192, 8192), dict(scaling=scaling))
               for scaling in ("tensor", "row", "block")]
+    cases += [Case(fp8, hopper, (8192, 8192, 8192), dict(scaling="tensor", PROMOTE=True))]
     cases += [Case(fp8, hopper, (1000, 1001, 1003), dict(scaling="block", BM=64, CLUSTER=False,
                                                          PRODUCER="cp_async",
                                                          EPILOGUE="direct"))]

@@ -215,6 +215,11 @@ CASES = [
     ((100, 136, 208), "tensor", dict(BM=64, BN=128, SMS=4, a_dtype="float8_e5m2",
                                      out_dtype="float16")),
     ((200, 136, 256), "block", dict(BM=64, SMS=4, b_dtype="float8_e5m2", run_time_m=True)),
+    # promotion 128 columns at a time: 256-wide tiles in halves, the second half's B scale
+    # block clamped to the last where the tile runs past N; 128-wide tiles whole
+    ((100, 104, 304), "block", dict(BM=64, BN=256, CLUSTER=False, SMS=2)),
+    ((200, 264, 272), "block", dict(BN=256, SMS=3)),
+    ((130, 296, 160), "row", dict(PROMOTE=True, OVERLAP_EPILOGUE=True, SMS=3)),
 ]
 
 
@@ -229,23 +234,27 @@ def test_fp8_gemm_matches_the_dequantized_product(shape, scaling, config):
 
 
 @needs_ptxas
-@pytest.mark.parametrize("scaling, instruction", [
-    ("tensor", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"),
-    ("row", "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"),
-    ("block", "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3")])
-def test_fp8_gemm_assembles_without_spills(scaling, instruction):
-    kernel = tilemlir.compile(fp8_gemm(T.dynamic("M"), 4096, 4096, scaling=scaling),
-                              target="sm_90a", cache=False)
+@pytest.mark.parametrize("scaling, promote, instruction", [
+    ("tensor", False, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"),
+    ("row", False, "wgmma.mma_async.sync.aligned.m64n256k32.f32.e4m3.e4m3"),
+    # promoted 256-wide tiles: each k-tile's MMAs in two 128-column halves
+    ("tensor", True, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3"),
+    ("block", True, "wgmma.mma_async.sync.aligned.m64n128k32.f32.e4m3.e4m3")])
+def test_fp8_gemm_assembles_without_spills(scaling, promote, instruction):
+    kernel = tilemlir.compile(fp8_gemm(T.dynamic("M"), 4096, 4096, scaling=scaling,
+                                       PROMOTE=promote), target="sm_90a", cache=False)
     text = kernel.ptx
     assert text.count(instruction) > 0 and "cp.async.bulk.tensor" in text
     assert kernel.n_spills == 0
     if scaling == "block":
         # the promotion: part x (SA . SB) + acc, one FMA per accumulator element
         assert text.count("fma.rn.f32") >= 64
+    if scaling == "tensor" and promote:
+        assert text.count(instruction) == 2 * 4         # two halves of four k32 steps
 
 
 @pytest.mark.parametrize("kwargs, message", [
-    (dict(scaling="block", BN=256), "promotion \\(block scales\\) takes BN=128"),
+    (dict(scaling="block", BN=64), "promotion takes BN=128 or 256"),
     (dict(scaling="block", PROMOTE=False), "block scales act at the promotion"),
     (dict(a_dtype="float16"), "a_dtype must be one of"),
     (dict(scaling="channel"), "scaling must be one of"),
@@ -266,7 +275,7 @@ def test_fp8_gemm_needs_whole_16_byte_rows_for_tma():
 def test_configurations():
     from tilemlir.kernels.scaled_mm import choose_config
     # as torch._scaled_mm: each k-tile promoted unless use_fast_accum
-    assert choose_config(8192, 8192, 8192, "tensor") == dict(BM=128, BN=128, CLUSTER=True,
+    assert choose_config(8192, 8192, 8192, "tensor") == dict(BM=128, BN=256, CLUSTER=True,
                                                               PROMOTE=True)
     assert choose_config(8192, 8192, 8192, "tensor", use_fast_accum=True) == \
         dict(BM=128, BN=256, CLUSTER=True)

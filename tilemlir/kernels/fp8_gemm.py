@@ -29,8 +29,11 @@ Where the scales act:
     element). This also bounds the error of the tensor cores' own FP8 accumulation, whose
     precision is limited, to one k-tile's 128 products (DeepSeek-V3 report, section 3.3.2).
     The k-tile's scales are loaded from global memory between the MMAs' issue and their wait.
-    BN = 128 there, so that a tile's columns share one B scale per k-tile and acc and part fit
-    the registers (64 + 64 per thread).
+    part holds 128 columns (one B scale block), so a 128 x 256 tile takes each k-tile
+    in two halves: a half's MMAs, their wait and their promotion, while the other consumer
+    warpgroup's MMAs keep the tensor cores busy; acc and part fit the registers (128 + 64 per
+    thread; the epilogue does not overlap the next tile there, whose D tile would need 64
+    more).
 
 Edges: TMA reads zeros past M, N and K and clips the stores past M and N; scale loads are masked
 (zeros past M and N). TMA needs K a multiple of 16 (16-byte rows of 8-bit elements, as
@@ -68,14 +71,17 @@ def scale_shapes(M, N, K, scaling: str) -> tuple[tuple, tuple]:
 
 
 class BlockScales:
-    """consume_promoted's hook for block scales, with BN = 128 (one B block per tile): fetch(kt)
-    loads this warpgroup's 64 rows of SA's column kt (the accumulator's column layout: the two
-    rows each thread holds) and the tile's SB[n0 / 128, kt], and multiplies them, while the
-    k-tile's MMAs run; add(acc, part, kt) adds part times that into acc (one FMA each)."""
+    """consume_promoted's hook for block scales, the part 128 columns wide (one B block):
+    fetch(kt) loads this warpgroup's 64 rows of SA's column kt (the accumulator's column
+    layout: the two rows each thread holds) and multiplies them by SB[n / 128, kt] of each of
+    the tile's B blocks (the last block's where the tile runs past N), while the k-tile's
+    first MMAs run; add(acc, part, kt, c0) adds part times the scales of the block at column
+    c0 into acc (one FMA each)."""
 
-    def __init__(self, SA, SB, M: int, sa, scale):
+    def __init__(self, SA, SB, M: int, N: int, scales):
         self.SA, self.SB, self.M = SA, SB, M
-        self.sa, self.scale = sa, scale         # registers: SA's column, SA x SB
+        self.last_block = (N - 1) // SCALE_BLOCK
+        self.scales = scales                    # registers: SA's column x SB, per B block
         self.m0, self.n0, self.row = 0, 0, 0
 
     def at(self, m0, n0, row):
@@ -85,12 +91,14 @@ class BlockScales:
     @T.macro
     def fetch(self, kt):
         r0 = self.m0 + self.row
-        Tx.wg.copy(self.sa, self.SA[r0:r0 + 64, kt:kt + 1], bounds=(self.M - r0, 1))
-        Tx.wg.mul(self.scale, self.sa, self.SB[self.n0 // SCALE_BLOCK, kt])
+        for b in T.unroll(len(self.scales)):
+            nb = T.min(self.n0 // SCALE_BLOCK + b, self.last_block)
+            Tx.wg.copy(self.scales[b], self.SA[r0:r0 + 64, kt:kt + 1], bounds=(self.M - r0, 1))
+            Tx.wg.mul(self.scales[b], self.scales[b], self.SB[nb, kt])
 
     @T.macro
-    def add(self, acc, part, kt):
-        Tx.wg.mul(part, part, self.scale)
+    def add(self, acc, part, kt, c0):
+        Tx.wg.mul(part, part, self.scales[c0 // SCALE_BLOCK])
         Tx.wg.add(acc, acc, part)
 
 
@@ -103,24 +111,25 @@ class Promotion:
         pass
 
     @T.macro
-    def add(self, acc, part, kt):
+    def add(self, acc, part, kt, c0):
         Tx.wg.add(acc, acc, part)
 
 
 def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtype="bfloat16",
              scaling="tensor", BM=128, BN=None, STAGES=None, GROUP_M=16, SMS=132, EPI_N=128,
              EPI_SUB=32, PRODUCER_REGS=None, CONSUMER_REGS=None, CLUSTER=True,
-             OVERLAP_EPILOGUE=True, PROMOTE=None, PRODUCER="tma", EPILOGUE="tma"):
+             OVERLAP_EPILOGUE=None, PROMOTE=None, PRODUCER="tma", EPILOGUE="tma"):
     """The kernel (A, B, SA, SB, D) for `scaling` (see the module docstring); A is M x K of
     a_dtype, B N x K of b_dtype, D M x N of out_dtype; SA and SB float32 of scale_shapes(...).
     M may be T.dynamic("M"). PROMOTE: two-level accumulation (GemmStages.consume_promoted:
     each k-tile's MMAs into registers of their own, added into the fp32 accumulator once done),
     always with block scales, which act there; by default off with tensor and row scales (the
-    tensor cores then accumulate all of K, torch._scaled_mm's use_fast_accum=True). BN: 128
-    with promotion (acc and the k-tile's part both in registers; block scales: one B scale
-    per tile and k-tile), else 256; STAGES: as many as shared memory holds. CLUSTER: 2x1
-    clusters sharing B (hgemm_v7's multicast); OVERLAP_EPILOGUE: each tile's stores run under
-    the next tile's first MMAs (v7's); EPI_SUB: the columns the row scales multiply at a time.
+    tensor cores then accumulate all of K, torch._scaled_mm's use_fast_accum=True). BN: 256,
+    128 with block scales (256 takes their promotion 128 columns at a time, but spills a few
+    registers in the k-loop); STAGES: as many as shared memory holds. CLUSTER: 2x1 clusters sharing B (hgemm_v7's multicast); OVERLAP_EPILOGUE:
+    each tile's stores run under the next tile's first MMAs (v7's; by default unless a
+    promoted tile is 256 wide, whose registers hold no D tile beside acc and part); EPI_SUB:
+    the columns the row scales multiply at a time.
     PRODUCER="cp_async" loads the k-tiles with the producer warpgroup's masked cp.async
     (parts.CpAsyncStages: any K, no cluster); EPILOGUE="direct" stores D from registers with
     masked stores (parts.DirectStore: any N), "staged" through padded staging rows in 16-byte
@@ -137,11 +146,12 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
     if block and not PROMOTE:
         raise ShapeError(f"{kernel}: block scales act at the promotion: PROMOTE must be True")
     if BN is None:
-        BN = SCALE_BLOCK if PROMOTE else 256
-    if PROMOTE and BN != SCALE_BLOCK:
-        raise ShapeError(f"{kernel}: promotion (block scales) takes BN={SCALE_BLOCK} (acc and the "
-                         f"k-tile's part in registers; one B scale per tile and k-tile), got "
-                         f"BN={BN}")
+        BN = SCALE_BLOCK if block else 256
+    if PROMOTE and BN not in (SCALE_BLOCK, 2 * SCALE_BLOCK):
+        raise ShapeError(f"{kernel}: promotion takes BN={SCALE_BLOCK} or {2 * SCALE_BLOCK} "
+                         f"({SCALE_BLOCK} columns at a time, one B scale block), got BN={BN}")
+    if OVERLAP_EPILOGUE is None:
+        OVERLAP_EPILOGUE = not (PROMOTE and BN > SCALE_BLOCK)
     if STAGES is None:
         STAGES = max_stages(BM, BN, EPI_N, EPILOGUE)
     cp_async = PRODUCER == "cp_async"
@@ -206,12 +216,13 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
                 sa = T.alloc_local((64, 1), "float32", layout=column)
                 sb = T.alloc_local((EPI_SUB,), "float32", layout=sub_row)
             if PROMOTE:
-                part = T.alloc_local((64, BN), "float32", layout=acc_layout)
+                part = T.alloc_local((64, SCALE_BLOCK), "float32",
+                                     layout=wgmma_accumulator_layout(64, SCALE_BLOCK))
                 promotion = Promotion()
             if block:
-                sa = T.alloc_local((64, 1), "float32", layout=column)
-                scaled = T.alloc_local((64, 1), "float32", layout=column)
-                promotion = BlockScales(SA, SB, M, sa, scaled)
+                scaled = [T.alloc_local((64, 1), "float32", layout=column)
+                          for _ in range(BN // SCALE_BLOCK)]
+                promotion = BlockScales(SA, SB, M, N, scaled)
 
             def store_pending(j):
                 # chunk j of the tile `out` holds, under the next tile's MMAs

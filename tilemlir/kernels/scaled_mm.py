@@ -14,8 +14,8 @@ say their kind (or name it with scaling=):
 with d[m, n] = sum_k (scale_a . a)[m, k] (scale_b . b)[n, k], each scale multiplying the
 elements it covers (block: a's 1 x 128 and b's 128 x 128 blocks). out_dtype is torch.bfloat16 or
 torch.float16. As torch._scaled_mm, each k-tile's products (128 of them) are summed by the
-tensor cores and promoted into fp32 registers, unless use_fast_accum=True (tensor and row
-scales) lets the tensor cores sum all of K (faster: 128 x 256 tiles, no promotion).
+tensor cores and promoted into fp32 registers, 128 columns at a time, unless
+use_fast_accum=True (tensor and row scales) lets the tensor cores sum all of K.
 
 Any M, N, K: K not a multiple of 16 loads the k-tiles with masked cp.async, N not a multiple of
 8 stores D through staging rows in 16-byte units (an odd N from 64 columns, an even one at K up
@@ -43,10 +43,11 @@ from tilemlir.kernels.parts import ShapeError, unaligned_epilogue
 _TORCH_F8 = {"torch.float8_e4m3fn": "float8_e4m3fn", "torch.float8_e5m2": "float8_e5m2"}
 _TORCH_OUT = {"torch.bfloat16": "bfloat16", "torch.float16": "float16"}
 SMS = gemm.SMS
-# Tile shapes tried, biggest first; with promotion (block scales, or use_fast_accum=False)
-# BN = 128 only.
+# Tile shapes tried, biggest first (promotion takes a 256-wide tile 128 columns at a time).
+# Block scales keep 128-wide tiles: 256-wide ones, whose consumers spill a few registers in
+# the k-loop there, ran 0.74-0.92x their speed (results/2026-12-03-session13/run2).
 TILES = ((128, 256), (128, 128), (64, 128))
-PROMOTED_TILES = ((128, 128), (64, 128))
+BLOCK_TILES = ((128, 128), (64, 128))
 
 
 def candidate_configs(M: int, N: int, K: int, scaling: str, use_fast_accum: bool = False,
@@ -58,7 +59,7 @@ def candidate_configs(M: int, N: int, K: int, scaling: str, use_fast_accum: bool
     k-tile."""
     promote = scaling == "block" or not use_fast_accum
     configs = []
-    for BM, BN in PROMOTED_TILES if promote else TILES:
+    for BM, BN in BLOCK_TILES if scaling == "block" else TILES:
         if BM > 64 and BM >= 2 * M or BN > 128 and BN >= 2 * N:
             continue                # a smaller tile covers M x N with as few tiles
         for cluster in (True, False):

@@ -136,17 +136,24 @@ class GemmStages:
     @T.macro
     def promoted_step(self, acc, part, row, kt, it, promote, between=None, j=0):
         """k-tile kt (ring iteration `it`) into part, from zero, then promoted into acc (see
-        consume_promoted); between(j) runs while its MMAs do."""
+        consume_promoted); between(j) runs while its first MMAs do. A part narrower than the
+        tile (PN = BN / 2 columns, say) takes the tile's columns PN at a time: their MMAs,
+        their wait, their promotion promote.add(acc[:, c0:c0 + PN], part, kt, c0); the other
+        consumer warpgroups' MMAs keep the tensor cores busy while one promotes."""
         BM, BN = self.BM, self.BN
+        PN = part.shape[1]
         s = self.ring.wait(it)
-        Tx.wg.gemm_async(part, self.As[s * BM + row:s * BM + row + 64, :],
-                         self.Bs[s * BN:s * BN + BN, :], accum=False)
-        promote.fetch(kt)
-        if between is not None:
-            between(j)
-        T.ptx.wgmma.wait_group(0)
-        self.release_previous(it + 1)            # this k-tile's stage: its MMAs are done
-        promote.add(acc, part, kt)
+        for c0 in T.unroll(0, BN, PN):
+            Tx.wg.gemm_async(part, self.As[s * BM + row:s * BM + row + 64, :],
+                             self.Bs[s * BN + c0:s * BN + c0 + PN, :], accum=False)
+            if c0 == 0:
+                promote.fetch(kt)
+                if between is not None:
+                    between(j)
+            T.ptx.wgmma.wait_group(0)
+            if c0 + PN == BN:
+                self.release_previous(it + 1)    # this k-tile's stage: its MMAs are done
+            promote.add(acc[:, c0:c0 + PN], part, kt, c0)
 
     @T.macro
     def consume_promoted(self, acc, part, row, it, k_begin, k_end, promote, overlap=0,
@@ -154,7 +161,7 @@ class GemmStages:
         """acc = the sum over k-tiles k_begin .. k_end of each k-tile's product, promoted:
         two-level accumulation (DeepSeek-V3's FP8 GEMM). Each k-tile's MMAs accumulate into the
         registers `part` from zero; once they are done (and the stage freed), the hook
-        promote.add(acc, part, kt) adds them into acc in fp32 registers (scaled by the k-tile's
+        promote.add(acc, part, kt, c0) adds them into acc in fp32 registers (scaled by the k-tile's
         block scales, say), so that the tensor cores' own accumulation of 8-bit products, whose
         precision is limited, spans one k-tile. promote.fetch(kt) runs between the MMAs' issue
         and their wait (global loads of the k-tile's scales), and so does between(j) for the
