@@ -113,3 +113,17 @@ def test_inside_torch_compile_fullgraph():
     f = torch.compile(lambda a, b: op(a, b, sa, sb, torch.bfloat16, False).float() * 2,
                       fullgraph=True)
     assert rel_error(f(a8, b8) / 2, ref) < 6e-3
+
+
+def test_a_repeated_call_chooses_nothing(monkeypatch):
+    """The second call of a shape takes its kernel from memory: no configuration is chosen
+    (about 20 us of host time, a 2048^3 GEMM's GPU time) and nothing compiles."""
+    import tilemlir.kernels.scaled_mm as front
+    a8, b8, sa, sb, ref = operands(320, 256, 256, "row", seed=5)
+    first = scaled_mm(a8, b8, sa, sb, torch.bfloat16, True)
+    chosen = []
+    monkeypatch.setattr(front, "choose_config", lambda *args: chosen.append(args))
+    monkeypatch.setattr(front, "fp8_kernel", lambda *args: chosen.append(args))
+    again = scaled_mm(a8, b8, sa, sb, torch.bfloat16, True)
+    assert chosen == [] and torch.equal(first, again)
+    assert rel_error(again, ref) < 6e-3

@@ -89,6 +89,10 @@ def choose_config(M: int, N: int, K: int, scaling: str, use_fast_accum: bool = F
 
 _COMPILED: dict = {}            # (N, K, dtypes, scaling, configuration, target) -> kernel
 _COMPILED_LOCK = threading.Lock()
+# A call's kernel by everything the call asked (shape, dtypes, scales, accumulation, config,
+# target): choosing a configuration costs about 20 us of host time, about a 2048^3 GEMM's GPU
+# time, and a server asks for the same shapes again and again.
+_CALLS: dict = {}
 
 
 def fp8_kernel(N: int, K: int, a_dtype: str, b_dtype: str, out_dtype: str, scaling: str,
@@ -194,13 +198,23 @@ def scaled_mm(a, b, scale_a, scale_b, out_dtype=None, use_fast_accum: bool = Fal
     if not isinstance(use_fast_accum, bool):
         raise ArgumentError(f"scaled_mm: use_fast_accum must be True or False, got "
                             f"{use_fast_accum!r}")
-    chosen = dict(config) if config is not None else choose_config(M, N, K, kind,
-                                                                   use_fast_accum)
+    dtypes = (_TORCH_F8[str(a.dtype)], _TORCH_F8[str(b.dtype)], _TORCH_OUT[str(out_dtype)])
     try:
-        kernel = fp8_kernel(N, K, _TORCH_F8[str(a.dtype)], _TORCH_F8[str(b.dtype)],
-                            _TORCH_OUT[str(out_dtype)], kind, chosen, target)
-    except (ShapeError, TypeError) as err:
-        raise ArgumentError(str(err)) from None
+        asked = (M, N, K, dtypes, kind, use_fast_accum,
+                 None if config is None else tuple(sorted(config.items())), target)
+        kernel = _CALLS.get(asked)
+    except (TypeError, AttributeError):     # not hashable, or no dict: fp8_gemm says
+        asked, kernel = None, None
+    if kernel is None:
+        chosen = dict(config) if config is not None else choose_config(M, N, K, kind,
+                                                                       use_fast_accum)
+        try:
+            kernel = fp8_kernel(N, K, *dtypes, kind, chosen, target)
+        except (ShapeError, TypeError) as err:
+            raise ArgumentError(str(err)) from None
+        if asked is not None:
+            with _COMPILED_LOCK:
+                _CALLS[asked] = kernel
     from tilemlir.runtime.args import kernel_input, kernel_output
     scales = map(kernel_input, _scale_views(kind, M, N, scale_a, scale_b))
     target = kernel_output(out)              # any alignment: through aligned copies
