@@ -126,10 +126,11 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
     always with block scales, which act there; by default off with tensor and row scales (the
     tensor cores then accumulate all of K, torch._scaled_mm's use_fast_accum=True). BN: 256,
     128 with block scales (256 takes their promotion 128 columns at a time, but spills a few
-    registers in the k-loop); STAGES: as many as shared memory holds. CLUSTER: 2x1 clusters sharing B (hgemm_v7's multicast); OVERLAP_EPILOGUE:
-    each tile's stores run under the next tile's first MMAs (v7's; by default unless a
-    promoted tile is 256 wide, whose registers hold no D tile beside acc and part); EPI_SUB:
-    the columns the row scales multiply at a time.
+    registers in the k-loop); STAGES: as many as shared memory holds. CLUSTER: 2x1 clusters
+    sharing B (hgemm_v7's multicast); OVERLAP_EPILOGUE: each tile's stores run under the next
+    tile's first MMAs (v7's; by default unless a promoted tile is 256 wide, whose registers
+    hold no D tile beside acc and part); EPI_SUB: the columns the row scales multiply at a
+    time.
     PRODUCER="cp_async" loads the k-tiles with the producer warpgroup's masked cp.async
     (parts.CpAsyncStages: any K, no cluster); EPILOGUE="direct" stores D from registers with
     masked stores (parts.DirectStore: any N), "staged" through padded staging rows in 16-byte
