@@ -292,6 +292,12 @@ def test_configurations():
     # keeps its one-wave prices (these took 64 x 128 tiles when the price leaked in)
     for shape in ((462, 4121, 2556), (202, 7601, 3643), (251, 6166, 4272)):
         assert choose_config(*shape, "tensor")["BM"] == 128, shape
+    # promotion keeps two consumer warpgroups (one promotes while the other's MMAs run)
+    # unless M fits 64 rows
+    for shape in ((16384, 4096, 14336), (8192, 8192, 28672), (100, 4096, 4096)):
+        for scaling in ("block", "tensor", "row"):
+            assert choose_config(*shape, scaling)["BM"] == 128, (shape, scaling)
+    assert choose_config(48, 4096, 4096, "block")["BM"] == 64
 
 
 @pytest.mark.parametrize("sa, sb, kind", [
