@@ -78,10 +78,10 @@ class BlockScales:
     first MMAs run; add(acc, part, kt, c0) adds part times the scales of the block at column
     c0 into acc (one FMA each)."""
 
-    def __init__(self, SA, SB, M: int, N: int, scales):
+    def __init__(self, SA, SB, M: int, N: int, sa, scales):
         self.SA, self.SB, self.M = SA, SB, M
         self.last_block = (N - 1) // SCALE_BLOCK
-        self.scales = scales                    # registers: SA's column x SB, per B block
+        self.sa, self.scales = sa, scales       # registers: SA's column, SA x SB per B block
         self.m0, self.n0, self.row = 0, 0, 0
 
     def at(self, m0, n0, row):
@@ -91,10 +91,10 @@ class BlockScales:
     @T.macro
     def fetch(self, kt):
         r0 = self.m0 + self.row
+        Tx.wg.copy(self.sa, self.SA[r0:r0 + 64, kt:kt + 1], bounds=(self.M - r0, 1))
         for b in T.unroll(len(self.scales)):
             nb = T.min(self.n0 // SCALE_BLOCK + b, self.last_block)
-            Tx.wg.copy(self.scales[b], self.SA[r0:r0 + 64, kt:kt + 1], bounds=(self.M - r0, 1))
-            Tx.wg.mul(self.scales[b], self.scales[b], self.SB[nb, kt])
+            Tx.wg.mul(self.scales[b], self.sa, self.SB[nb, kt])
 
     @T.macro
     def add(self, acc, part, kt, c0):
@@ -221,9 +221,10 @@ def fp8_gemm(M, N, K, a_dtype="float8_e4m3fn", b_dtype="float8_e4m3fn", out_dtyp
                                      layout=wgmma_accumulator_layout(64, SCALE_BLOCK))
                 promotion = Promotion()
             if block:
+                sa = T.alloc_local((64, 1), "float32", layout=column)
                 scaled = [T.alloc_local((64, 1), "float32", layout=column)
                           for _ in range(BN // SCALE_BLOCK)]
-                promotion = BlockScales(SA, SB, M, N, scaled)
+                promotion = BlockScales(SA, SB, M, N, sa, scaled)
 
             def store_pending(j):
                 # chunk j of the tile `out` holds, under the next tile's MMAs
